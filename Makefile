@@ -1,0 +1,30 @@
+# Two commands set everything up on a new machine:
+#   make test       create .venv from the pinned dependencies, run the test suite
+#   make reproduce  create .venv, run the whole study with Snakemake
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+CORES ?= 2
+
+.PHONY: test reproduce smoke check lint bench clean-venv
+
+$(STAMP): pyproject.toml requirements/lock.txt
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -c requirements/lock.txt -e '.[all]'
+	$(BIN)/python -m ipykernel install --sys-prefix --name python3 >/dev/null
+	touch $(STAMP)
+
+test: $(STAMP)
+	$(BIN)/python -m pytest
+
+lint: $(STAMP)
+	$(BIN)/ruff check src tests benchmarks
+
+bench: $(STAMP)
+	$(BIN)/python benchmarks/bench_estimators.py
+
+clean-venv:
+	rm -rf $(VENV)

@@ -1,0 +1,104 @@
+"""Input checks shared by the public functions.
+
+Every check raises :class:`ValueError` with a message that says what was wrong and what is
+allowed, so that a user can act on it without reading the source.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import numpy as np
+
+__all__ = [
+    "check_choice",
+    "check_distribution",
+    "check_n_items",
+    "check_ranks",
+    "check_sample_size",
+]
+
+
+def check_choice(kind: str, value: str, allowed: Iterable[str]) -> str:
+    """Return ``value`` lower-cased if it is one of ``allowed``, else raise ``ValueError``."""
+    allowed = list(allowed)
+    if not isinstance(value, str) or value.lower() not in allowed:
+        raise ValueError(f"unknown {kind} {value!r}; allowed: {', '.join(allowed)}")
+    return value.lower()
+
+
+def check_n_items(n_items) -> int:
+    """Check that the number of items N is an integer >= 2 and return it as ``int``."""
+    if isinstance(n_items, bool) or not isinstance(n_items, (int, np.integer)) or n_items < 2:
+        raise ValueError(f"n_items must be an integer >= 2, got {n_items!r}")
+    return int(n_items)
+
+
+def check_sample_size(sample_size, n_items: int) -> int:
+    """Check that the sample set size n satisfies 1 <= n <= N and return it as ``int``.
+
+    The sample set holds the target item plus n - 1 sampled items, so n can be at most N.
+    """
+    if isinstance(sample_size, bool) or not isinstance(sample_size, (int, np.integer)):
+        raise ValueError(f"sample_size must be an integer, got {sample_size!r}")
+    if not 1 <= sample_size <= n_items:
+        raise ValueError(
+            f"sample_size n={sample_size} is out of range: it must satisfy 1 <= n <= n_items "
+            f"(N={n_items}), since the sample set is the target plus n - 1 other items"
+        )
+    return int(sample_size)
+
+
+def check_ranks(ranks, upper, name: str = "ranks") -> np.ndarray:
+    """Check 1-based integer ranks and return them as a 1-D ``int64`` array.
+
+    Parameters
+    ----------
+    ranks : array_like
+        Ranks to check; float values are accepted only if they are whole numbers.
+    upper : int or array_like
+        Largest allowed rank, a scalar or one bound per rank (e.g. per-user sample sizes).
+    name : str
+        Name used in error messages.
+    """
+    arr = np.asarray(ranks)
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be a 1-D sequence, got an array of shape {arr.shape}")
+    if arr.size == 0:
+        raise ValueError(f"{name} is empty: at least one rank is needed")
+    if arr.dtype == bool or not (np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)):
+        raise ValueError(f"{name} must be integers, got dtype {arr.dtype}")
+    if np.issubdtype(arr.dtype, np.floating):
+        bad = ~np.isfinite(arr)
+        if bad.any():
+            raise ValueError(f"{name} contains {int(bad.sum())} NaN or infinite value(s); ranks must be integers")
+        frac = arr != np.round(arr)
+        if frac.any():
+            raise ValueError(
+                f"{name} must be whole numbers; found {arr[frac][0]!r} (and {int(frac.sum()) - 1} more)"
+            )
+    arr = arr.astype(np.int64)
+    upper_arr = np.broadcast_to(np.asarray(upper, dtype=np.int64), arr.shape)
+    out = (arr < 1) | (arr > upper_arr)
+    if out.any():
+        i = int(np.flatnonzero(out)[0])
+        raise ValueError(
+            f"{name} must lie in 1..n (1-based, n = {int(upper_arr[i])}); found {int(arr[i])} "
+            f"at position {i} ({int(out.sum())} out of range in all)"
+        )
+    return arr
+
+
+def check_distribution(p, size: int, name: str = "prior", atol: float = 1e-6) -> np.ndarray:
+    """Check that ``p`` is a probability vector of length ``size`` and return it as float64."""
+    arr = np.asarray(p, dtype=np.float64)
+    if arr.shape != (size,):
+        raise ValueError(f"{name} must have shape ({size},), one entry per global rank, got {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} contains NaN or infinite values; it must be a probability distribution")
+    if (arr < 0).any():
+        raise ValueError(f"{name} has negative entries (min {arr.min():.3g}); a distribution is non-negative")
+    total = arr.sum()
+    if abs(total - 1.0) > atol:
+        raise ValueError(f"{name} must sum to 1 (a probability distribution), but sums to {total:.6g}")
+    return arr

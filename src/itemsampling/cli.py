@@ -1,0 +1,55 @@
+"""Command line interface: ``itemsampling <command> ...``.
+
+Each command lives in its own module, which provides ``register(subparsers)``; the module is
+imported only when the parser is built, so the estimator commands work without torch.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+#: modules that contribute sub-commands, in the order they appear in ``--help``
+COMMAND_MODULES = (
+    "itemsampling.commands.estimate",
+    "itemsampling.commands.data",
+    "itemsampling.commands.train",
+    "itemsampling.commands.ranks",
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Build the top-level parser with one sub-parser per command module that is installed."""
+    from . import __version__
+
+    parser = argparse.ArgumentParser(
+        prog="itemsampling",
+        description="Estimate global top-K recommendation metrics from item-sampled evaluation.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name in COMMAND_MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name == name:  # command not part of this installation
+                continue
+            raise
+        module.register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``itemsampling`` console script; returns the exit status."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except (ValueError, FileNotFoundError) as exc:
+        print(f"itemsampling {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
