@@ -1,0 +1,29 @@
+# The whole study as one DAG: data -> ranks per (dataset, model) -> experiment tables ->
+# notebooks (executed, HTML) -> `snakemake --report`. Scientific parameters are in config/
+# (validated against workflow/schemas/config.schema.yaml); threads and memory in rules and profiles/.
+#
+#   snakemake --profile profiles/default                          # the default config
+#   snakemake --profile profiles/default --configfile config/smoke.yaml   # a few minutes
+#   snakemake --report results/report.html                        # figures with captions
+from snakemake.utils import min_version, validate
+
+min_version("9.0")
+
+
+configfile: "config/config.yaml"
+
+
+validate(config, "workflow/schemas/config.schema.yaml")
+
+
+include: "workflow/rules/common.smk"
+include: "workflow/rules/data.smk"
+include: "workflow/rules/ranks.smk"
+include: "workflow/rules/experiments.smk"
+include: "workflow/rules/notebooks.smk"
+
+
+rule all:
+    input:
+        all_targets(),
+    default_target: True

@@ -1,0 +1,33 @@
+# Data: check (or fetch) every dataset before any compute, and summarise them in one table.
+
+
+rule verify_data:
+    output:
+        "results/ranks/{dataset}/verified.txt",
+    log:
+        "results/logs/data/verify_{dataset}.log",
+    conda:
+        ENV
+    resources:
+        mem_mb=2000,
+        runtime=30,
+    shell:
+        "itemsampling data verify --dataset {wildcards.dataset} > {output} 2> {log}"
+
+
+rule dataset_summary:
+    input:
+        expand("results/ranks/{dataset}/verified.txt", dataset=DATASETS),
+    output:
+        table(NB_DATA, "datasets"),
+    log:
+        "results/logs/data/dataset_summary.log",
+    params:
+        datasets=" ".join(f"--dataset {d}" for d in DATASETS),
+    conda:
+        ENV
+    resources:
+        mem_mb=4000,
+        runtime=30,
+    shell:
+        "itemsampling data stats {params.datasets} --output {output} > {log} 2>&1"
