@@ -1,0 +1,153 @@
+"""EASE: the closed-form linear item-item autoencoder of Steck (WWW 2019).
+
+EASE learns an item-item weight matrix B by ridge regression of every item column on all the
+others (Steck 2019, eq. 1):
+
+    min_B ||X - X B||_F^2 + λ ||B||_F^2   subject to diag(B) = 0,
+
+whose solution is (eq. 8) B = I - P diag(1 / diag(P)) with P = (X^T X + λ I)^{-1}; a user's
+scores are x_u B. The whole fit is one dense N x N float32 buffer: the Gram matrix is written
+into it block by block, factorised in place (LAPACK ``potrf``), inverted in place (``potri``),
+symmetrised block by block and rescaled in place into B. The memory this takes is checked
+against the memory available before anything is allocated.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.linalg import get_lapack_funcs
+
+from .base import Recommender, progress_bar
+
+__all__ = ["EASE", "available_memory_bytes", "ease_memory_bytes"]
+
+#: entries of the dense temporary block used while building and symmetrising the Gram matrix
+_BLOCK_ENTRIES = 2**25
+
+
+def available_memory_bytes() -> int:
+    """Memory the process can still allocate, in bytes.
+
+    ``MemAvailable`` from ``/proc/meminfo`` where it exists (it counts reclaimable page cache),
+    else the free physical pages reported by ``os.sysconf``.
+    """
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+
+
+def _block_columns(n_items: int) -> int:
+    return max(1, min(n_items, _BLOCK_ENTRIES // n_items))
+
+
+def ease_memory_bytes(n_items: int) -> int:
+    """Peak memory of an EASE fit on ``n_items`` items, in bytes.
+
+    One dense float32 N x N buffer (Gram matrix, Cholesky factor, inverse and B all share it)
+    plus one float32 temporary block of N x ``_BLOCK_ENTRIES / N`` entries.
+    """
+    return 4 * n_items * n_items + 4 * n_items * _block_columns(n_items)
+
+
+class EASE(Recommender):
+    """Embarrassingly Shallow Autoencoder (Steck, WWW 2019), closed form.
+
+    Parameters
+    ----------
+    l2 : float
+        Ridge penalty λ > 0 of eq. 1 (Steck uses 500 on ML-20M, 1000 on Netflix, 200 on MSD).
+
+    Notes
+    -----
+    The model is deterministic; ``seed`` is accepted and unused. Scores are float32.
+    """
+
+    name = "ease"
+    state_attributes = ("weights_",)
+
+    def __init__(self, *, l2: float = 500.0) -> None:
+        if isinstance(l2, bool) or not isinstance(l2, (int, float, np.number)) or not l2 > 0 \
+                or not np.isfinite(l2):
+            raise ValueError(f"EASE l2 (λ) must be a positive finite number, got {l2!r}")
+        super().__init__(l2=float(l2))
+        self.weights_: np.ndarray | None = None
+
+    def _fit(self, train: sp.csr_matrix, seed: int | None, progress: bool | None) -> None:
+        self.weights_ = ease_weights(train, self._hyperparameters["l2"], progress=progress)
+
+    def _score(self, users: np.ndarray) -> np.ndarray:
+        return np.asarray(self.train_[users] @ self.weights_, dtype=np.float32)
+
+
+def ease_weights(train: sp.csr_matrix, l2: float, progress: bool | None = None) -> np.ndarray:
+    """The EASE weight matrix B = I - P diag(1/diag(P)), P = (X^T X + λI)^{-1} (Steck 2019, eq. 8).
+
+    Parameters
+    ----------
+    train : scipy.sparse.csr_matrix
+        Binary ``(n_users, n_items)`` float32 training matrix X.
+    l2 : float
+        Ridge penalty λ > 0.
+    progress : bool or None
+        Show a progress bar over the blocks of the Gram matrix.
+
+    Returns
+    -------
+    numpy.ndarray
+        C-contiguous float32 ``(N, N)`` matrix B with a zero diagonal.
+
+    Raises
+    ------
+    ValueError
+        If the dense N x N buffer does not fit in the available memory (checked before any
+        allocation), or if X^T X + λI is not numerically positive definite.
+    """
+    n_items = train.shape[1]
+    need, have = ease_memory_bytes(n_items), available_memory_bytes()
+    if need > have:
+        raise ValueError(
+            f"EASE on N = {n_items} items needs {need / 2**30:.1f} GiB (one dense N x N float32 "
+            f"matrix, N^2 x 4 bytes, plus a work block) but only {have / 2**30:.1f} GiB is "
+            "available; use fewer items (e.g. drop the least popular ones), another model, or a "
+            "machine with more memory"
+        )
+    # Fortran order: the column blocks written below are contiguous and LAPACK works in place
+    gram = np.empty((n_items, n_items), dtype=np.float32, order="F")
+    x_csc = train.tocsc()
+    x_t = train.T.tocsr()
+    step = _block_columns(n_items)
+    for start in progress_bar(range(0, n_items, step), progress, desc="EASE Gram", unit="block"):
+        stop = min(start + step, n_items)
+        gram[:, start:stop] = (x_t @ x_csc[:, start:stop]).toarray()
+    gram[np.diag_indices(n_items)] += np.float32(l2)
+
+    potrf, potri = get_lapack_funcs(("potrf", "potri"), (gram,))
+    factor, info = potrf(gram, lower=True, overwrite_a=True, clean=False)
+    if info != 0:
+        raise ValueError(
+            f"X^T X + λI is not positive definite in float32 (LAPACK potrf info={info}); "
+            f"increase l2 (λ = {l2})"
+        )
+    inverse, info = potri(factor, lower=True, overwrite_c=True)
+    if info != 0:
+        raise ValueError(f"inverting X^T X + λI failed (LAPACK potri info={info}); increase l2")
+    # potri filled the lower triangle only; copy it to the upper one, one column block at a time
+    for start in range(0, n_items, step):
+        stop = min(start + step, n_items)
+        inverse[:start, start:stop] = inverse[start:stop, :start].T
+        block = inverse[start:stop, start:stop]
+        block[...] = np.tril(block) + np.tril(block, -1).T
+    # inverse.T is a C-contiguous view of the same (symmetric) P; B_ij = -P_ij / P_jj, B_jj = 0
+    weights = inverse.T
+    diagonal = np.diagonal(weights).copy()
+    weights /= -diagonal[None, :]
+    np.fill_diagonal(weights, 0.0)
+    return weights

@@ -1,0 +1,201 @@
+"""Item-based collaborative filtering (item-kNN) with cosine similarities on sparse matrices.
+
+One class covers the classic model of Deshpande & Karypis (TOIS 2004) and recommenders Y and Z
+of Krichene & Rendle (KDD 2020, §9, eqs. 27-30). With H the training pairs, U_i the training
+users of item i and n_i = |U_i|:
+
+* eq. 27, sharpened cosine: s_ij = (|U_i ∩ U_j| / (sqrt(n_i) sqrt(n_j)))^q;
+* eq. 28, k-nearest-neighbour sparsification: s'_ij = s_ij δ(i ∈ N_k(j)) δ(j ∈ N_k'(i)),
+  N_k(i) being the k items closest to i under s (``k`` selects column neighbours, ``k_prime``
+  row neighbours; ``None`` is k = ∞, no sparsification);
+* eq. 29, row normalisation: s''_ij = s'_ij / ||s'_i||;
+* eq. 30, prediction: ŷ(u, i) = Σ_{j:(u,j)∈H} s''_ij / Σ_{j∈I} s''_ij.
+
+Eq. 30 divides row i by its sum, which cancels the row scaling of eq. 29 whatever norm it uses
+(the paper does not name it; the Euclidean norm is used here), so
+ŷ(u, i) = Σ_{j∈H_u} s'_ij / Σ_j s'_ij. Rows that are all zero (items without training users)
+score 0. Without ``normalize`` the prediction is the Deshpande & Karypis score
+ŷ(u, i) = Σ_{j∈H_u} s'_ij.
+
+The paper does not exclude j = i: under eq. 27 an item is its own most similar item
+(s_ii = 1), it counts among its own k nearest neighbours and in the denominator of eq. 30.
+``self_similarity=True`` follows the equations literally (used for Y and Z);
+``self_similarity=False`` sets s_ii = 0 first, as Deshpande & Karypis do. Neighbours with equal
+similarity are ranked by item index (a deterministic model choice, not an evaluation tie-break).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from .base import Recommender
+
+__all__ = ["ItemKNN", "itemknn_weights", "top_k_per_row"]
+
+#: store the prediction matrix densely for scoring when more than this fraction is non-zero
+_DENSE_FRACTION = 0.1
+
+
+def _check_k(name: str, value) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ValueError(f"item-kNN {name} must be a positive integer or None (k = ∞), got {value!r}")
+    return int(value)
+
+
+def top_k_per_row(matrix: sp.csr_matrix, k: int) -> sp.csr_matrix:
+    """Keep the ``k`` largest stored entries of every row (ties: smaller column index first).
+
+    Vectorised: one lexicographic sort of all stored entries by (row, -value, column).
+    """
+    matrix = sp.csr_matrix(matrix)
+    matrix.sort_indices()
+    rows = np.repeat(np.arange(matrix.shape[0]), np.diff(matrix.indptr))
+    order = np.lexsort((matrix.indices, -matrix.data, rows))
+    position = np.empty(order.size, dtype=np.int64)
+    position[order] = np.arange(order.size) - matrix.indptr[rows[order]]
+    keep = position < k
+    return sp.csr_matrix(
+        (matrix.data[keep], (rows[keep], matrix.indices[keep])), shape=matrix.shape
+    )
+
+
+def itemknn_weights(
+    train: sp.csr_matrix,
+    q: float = 1.0,
+    k: int | None = None,
+    k_prime: int | None = None,
+    normalize: bool = False,
+    self_similarity: bool = False,
+) -> sp.csr_matrix:
+    """The prediction matrix W of item-kNN, so that ŷ(u, i) = Σ_j x_uj W_ij.
+
+    Krichene & Rendle (KDD 2020), eqs. 27-30 (see the module docstring).
+
+    Parameters
+    ----------
+    train : scipy.sparse.csr_matrix
+        Binary ``(n_users, n_items)`` training matrix.
+    q : float
+        Exponent sharpening the cosine (eq. 27).
+    k, k_prime : int or None
+        Column and row neighbourhood sizes of eq. 28; ``None`` keeps all.
+    normalize : bool
+        Apply eqs. 29-30 (K&R); otherwise W = s' (Deshpande & Karypis).
+    self_similarity : bool
+        Keep s_ii = 1 (the equations as written) instead of setting it to 0.
+
+    Returns
+    -------
+    scipy.sparse.csr_matrix
+        float32 ``(N, N)``; row i holds the weights of the user's items in the score of item i.
+    """
+    x = sp.csr_matrix(train, dtype=np.float64)
+    counts = np.asarray(x.sum(axis=0)).ravel()
+    inv_sqrt = np.divide(1.0, np.sqrt(counts), out=np.zeros_like(counts), where=counts > 0)
+    scale = sp.diags(inv_sqrt)
+    sim = sp.csr_matrix(scale @ (x.T @ x) @ scale)  # eq. 27 with q = 1
+    if not self_similarity:
+        sim = sp.csr_matrix(sim - sp.diags(sim.diagonal()))
+    sim.eliminate_zeros()
+    sim.data **= q
+    if k_prime is not None:  # δ(j ∈ N_k'(i)): the k' largest entries of row i
+        rows = top_k_per_row(sim, k_prime)
+    else:
+        rows = sim
+    if k is not None:  # δ(i ∈ N_k(j)): the k largest entries of column j (s is symmetric)
+        cols = top_k_per_row(sim, k).T
+        rows = sp.csr_matrix(rows.multiply(cols.astype(bool)))
+    weights = rows
+    if normalize:
+        norms = np.sqrt(np.asarray(weights.multiply(weights).sum(axis=1)).ravel())  # eq. 29
+        weights = sp.diags(np.divide(1.0, norms, out=np.zeros_like(norms), where=norms > 0)) @ weights
+        sums = np.asarray(weights.sum(axis=1)).ravel()  # eq. 30 denominator
+        weights = sp.diags(np.divide(1.0, sums, out=np.zeros_like(sums), where=sums > 0)) @ weights
+    weights = sp.csr_matrix(weights, dtype=np.float32)
+    weights.eliminate_zeros()
+    weights.sort_indices()
+    return weights
+
+
+class ItemKNN(Recommender):
+    """Item-based collaborative filtering with cosine similarities.
+
+    Parameters
+    ----------
+    q : float
+        Exponent of the cosine similarity (K&R eq. 27; 1 = plain cosine).
+    k : int or None
+        Keep s_ij only if i is among the k nearest neighbours of j (eq. 28, column
+        neighbours; the neighbourhood of Deshpande & Karypis). ``None``: no limit.
+    k_prime : int or None
+        Keep s_ij only if j is among the k' nearest neighbours of i (eq. 28, row neighbours).
+    normalize : bool
+        Row-normalise and divide by the row sum (eqs. 29-30).
+    self_similarity : bool
+        Keep the self-similarity s_ii = 1 of eq. 27.
+
+    Notes
+    -----
+    Deterministic; ``seed`` is accepted and unused. K&R's recommender Y is
+    ``ItemKNN(q=3, normalize=True, self_similarity=True)`` and Z is
+    ``ItemKNN(q=1, k_prime=10, normalize=True, self_similarity=True)``.
+    """
+
+    name = "itemknn"
+    state_attributes = ("weights_data_", "weights_indices_", "weights_indptr_")
+
+    def __init__(
+        self,
+        *,
+        q: float = 1.0,
+        k: int | None = 100,
+        k_prime: int | None = None,
+        normalize: bool = False,
+        self_similarity: bool = False,
+    ) -> None:
+        if isinstance(q, bool) or not isinstance(q, (int, float, np.number)) or not q > 0 \
+                or not np.isfinite(q):
+            raise ValueError(f"item-kNN exponent q must be a positive number, got {q!r}")
+        for flag, value in (("normalize", normalize), ("self_similarity", self_similarity)):
+            if not isinstance(value, (bool, np.bool_)):
+                raise ValueError(f"item-kNN {flag} must be true or false, got {value!r}")
+        super().__init__(
+            q=float(q),
+            k=_check_k("k", k),
+            k_prime=_check_k("k_prime", k_prime),
+            normalize=bool(normalize),
+            self_similarity=bool(self_similarity),
+        )
+        self.weights_data_ = self.weights_indices_ = self.weights_indptr_ = None
+        self._score_matrix = None
+
+    def _fit(self, train: sp.csr_matrix, seed: int | None, progress: bool | None) -> None:
+        w = itemknn_weights(train, **self._hyperparameters)
+        self.weights_data_, self.weights_indices_, self.weights_indptr_ = w.data, w.indices, w.indptr
+        self._score_matrix = None
+
+    def load_state(self, train, state):
+        """Restore a model fitted on ``train`` from the arrays returned by :meth:`state`."""
+        super().load_state(train, state)
+        self._score_matrix = None
+        return self
+
+    @property
+    def weights(self) -> sp.csr_matrix:
+        """The ``(N, N)`` prediction matrix W: ŷ(u, i) = Σ_j x_uj W_ij."""
+        self._check_fitted()
+        n = self.n_items
+        return sp.csr_matrix((self.weights_data_, self.weights_indices_, self.weights_indptr_), shape=(n, n))
+
+    def _score(self, users: np.ndarray) -> np.ndarray:
+        if self._score_matrix is None:
+            w_t = self.weights.T
+            if w_t.nnz > _DENSE_FRACTION * self.n_items**2:
+                self._score_matrix = np.ascontiguousarray(w_t.toarray())
+            else:
+                self._score_matrix = sp.csr_matrix(w_t)
+        out = self.train_[users] @ self._score_matrix
+        return out.toarray() if sp.issparse(out) else out

@@ -1,0 +1,124 @@
+"""Models by name, with default hyper-parameters per dataset.
+
+=============== ===================================================== ==========================
+name            model                                                 module
+=============== ===================================================== ==========================
+``popularity``  most-popular baseline                                 ``popularity``
+``ease``        EASE (Steck 2019), closed form                        ``ease``
+``ials``        iALS (Hu et al. 2008) via ``implicit``                ``ials``
+``itemknn``     item-kNN, cosine, k neighbours (Deshpande & Karypis)  ``itemknn``
+``krX``         recommender X of Krichene & Rendle (iALS, d = 16)     ``ials``
+``krY``         recommender Y (item-kNN, cosine^3, no sparsification) ``itemknn``
+``krZ``         recommender Z (item-kNN, cosine, k' = 10)             ``itemknn``
+``multivae``    Mult-VAE (Liang et al. 2018), torch                   ``multivae``
+``neumf``       NeuMF (He et al. 2017), torch                         ``neumf``
+=============== ===================================================== ==========================
+
+Modules are imported only when their model is asked for, so torch is never imported for the
+other models. Hyper-parameters are resolved in three layers: the model's own defaults, then
+:data:`DEFAULTS` for the dataset (the ``"*"`` entry applies to every dataset), then the
+overrides of the caller (the workflow config or ``itemsampling train --set key=value``).
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from typing import Any
+
+from .base import Recommender
+
+__all__ = [
+    "DEFAULTS",
+    "MODELS",
+    "default_hyperparameters",
+    "make_model",
+    "model_class",
+    "model_parameters",
+]
+
+#: registry name -> (module, class name)
+MODELS: dict[str, tuple[str, str]] = {
+    "popularity": ("itemsampling.models.popularity", "Popularity"),
+    "ease": ("itemsampling.models.ease", "EASE"),
+    "ials": ("itemsampling.models.ials", "IALS"),
+    "itemknn": ("itemsampling.models.itemknn", "ItemKNN"),
+    "krX": ("itemsampling.models.ials", "KricheneRendleMF"),
+    "krY": ("itemsampling.models.itemknn", "ItemKNN"),
+    "krZ": ("itemsampling.models.itemknn", "ItemKNN"),
+    "multivae": ("itemsampling.models.multivae", "MultiVAE"),
+    "neumf": ("itemsampling.models.neumf", "NeuMF"),
+}
+
+#: registry name -> dataset (or "*" for all) -> hyper-parameters
+DEFAULTS: dict[str, dict[str, dict[str, Any]]] = {
+    "popularity": {"*": {}},
+    "ease": {"*": {"l2": 500.0}, "ml-1m": {"l2": 500.0}, "citeulike-a": {"l2": 100.0}},
+    "ials": {
+        "*": {"factors": 64, "regularization": 1.0, "alpha": 1.0, "iterations": 15},
+        "ml-1m": {"factors": 64, "regularization": 10.0, "alpha": 2.0},
+        "citeulike-a": {"factors": 128, "regularization": 1.0, "alpha": 5.0},
+    },
+    "itemknn": {"*": {"q": 1.0, "k": 100}, "ml-1m": {"k": 100}, "citeulike-a": {"k": 50}},
+    # Krichene & Rendle (KDD 2020) §9: the same settings on every dataset
+    "krX": {"*": {"dim": 16, "regularization": 10.0, "unobserved_weight": 0.2}},
+    "krY": {"*": {"q": 3.0, "k": None, "k_prime": None, "normalize": True, "self_similarity": True}},
+    "krZ": {"*": {"q": 1.0, "k": None, "k_prime": 10, "normalize": True, "self_similarity": True}},
+    "multivae": {"*": {}},
+    "neumf": {"*": {}},
+}
+
+
+def _check_name(name: str) -> str:
+    if name not in MODELS:
+        raise ValueError(f"unknown model {name!r}; allowed: {', '.join(MODELS)}")
+    return name
+
+
+def model_class(name: str) -> type[Recommender]:
+    """The :class:`~itemsampling.models.base.Recommender` subclass registered as ``name``."""
+    module_name, class_name = MODELS[_check_name(name)]
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        raise ValueError(
+            f"model {name!r} needs the module {exc.name!r}, which is not installed; install the "
+            "package with its models extra: pip install 'itemsampling[models]'"
+        ) from exc
+    return getattr(module, class_name)
+
+
+def model_parameters(name: str) -> list[str]:
+    """Names of the hyper-parameters (keyword arguments) that model ``name`` accepts."""
+    signature = inspect.signature(model_class(name).__init__)
+    return [p.name for p in signature.parameters.values() if p.kind is p.KEYWORD_ONLY]
+
+
+def default_hyperparameters(name: str, dataset: str | None = None) -> dict[str, Any]:
+    """Registry defaults of model ``name`` on ``dataset`` (the ``"*"`` entry, then the dataset's)."""
+    table = DEFAULTS[_check_name(name)]
+    out = dict(table.get("*", {}))
+    if dataset is not None:
+        out.update(table.get(dataset, {}))
+    return out
+
+
+def make_model(name: str, dataset: str | None = None, overrides: dict[str, Any] | None = None) -> Recommender:
+    """Build model ``name`` with the defaults for ``dataset`` updated by ``overrides``.
+
+    Raises
+    ------
+    ValueError
+        For an unknown model, or an override the model does not accept (the message lists the
+        accepted hyper-parameters).
+    """
+    allowed = model_parameters(name)
+    unknown = sorted(set(overrides or {}) - set(allowed))
+    if unknown:
+        raise ValueError(
+            f"model {name!r} has no hyper-parameter {', '.join(map(repr, unknown))}; "
+            f"allowed: {', '.join(allowed) or '(none)'}"
+        )
+    params = default_hyperparameters(name, dataset)
+    params.update(overrides or {})
+    return model_class(name)(**params)

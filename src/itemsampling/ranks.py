@@ -1,0 +1,486 @@
+"""Global and sampled ranks of each test user's held-out item under a fitted recommender.
+
+Two candidate protocols (see DESIGN.md, "Protocol choices"):
+
+* ``unseen`` (Krichene & Rendle KDD 2020; Li et al. KDD 2020 "actual"): the user's training
+  items are excluded from the ranking and from the sampled items, so user u has
+  N_u = N - |train_u| candidates;
+* ``all`` (the code of Li et al. AAAI 2023): rank among all N items, sample from all items
+  but the target.
+
+Ties. Item j precedes item i for user u when s_uj > s_ui, or s_uj = s_ui and
+key(u, j) < key(u, i), where ``key`` is a 64-bit hash of (tie seed, user, item)
+(:func:`tie_break_keys`). This is one seeded total order per user, independent of where an
+item sits in an array; global ranks, sampled ranks and adaptive ranks all use it, so a sampled
+rank is exactly 1 + (number of sampled items that precede the target in the global order).
+
+* Global rank R_u = 1 + #{candidates j that precede the target}, in 1..N_u.
+* "Actual" sampled rank r_u: draw n - 1 items from the candidates other than the target
+  (uniformly, with or without replacement), r_u = 1 + #{drawn items that precede the target}.
+  Given R_u, r_u follows P(r | R) with N_u items: binomial with replacement, hypergeometric
+  without (Krichene & Rendle KDD 2020 eq. 11; :mod:`itemsampling.kernels`).
+* Adaptive sampled rank (Li et al. AAAI 2023, Algorithm 1): start with n_0; while r_u = 1 and
+  n_u < n_max, draw n_u more items (the last step capped at n_max) and recompute r_u.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+
+from ._validation import check_choice
+from .models.base import Recommender, check_seed, score_batches
+from .simulation import as_generator
+
+__all__ = [
+    "PROTOCOLS",
+    "adaptive_sampled_ranks",
+    "global_ranks",
+    "ranks_from_scores",
+    "read_ranks",
+    "sampled_ranks",
+    "tie_break_keys",
+    "write_ranks",
+]
+
+PROTOCOLS = ("unseen", "all")
+
+_U64 = np.uint64
+_GOLDEN = _U64(0x9E3779B97F4A7C15)
+
+
+def _splitmix64(x: np.ndarray) -> np.ndarray:
+    """The splitmix64 finaliser (Steele, Lea & Flood 2014) on a uint64 array (wraps modulo 2^64)."""
+    z = x + _GOLDEN
+    z = (z ^ (z >> _U64(30))) * _U64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> _U64(27))) * _U64(0x94D049BB133111EB)
+    return z ^ (z >> _U64(31))
+
+
+def tie_break_keys(users, items, seed: int) -> np.ndarray:
+    """Seeded random tie-break keys key(u, i), uint64, broadcast over ``users`` and ``items``.
+
+    Among items with equal scores, the one with the smaller key ranks first. The key is a
+    hash of (seed, user, item): the same pair always gets the same key, whatever array it is
+    in, and for a fixed user the keys of different items behave like independent uniform draws
+    (so every order of tied items is equally likely).
+    """
+    seed = check_seed(seed)
+    if seed is None:
+        raise ValueError("a tie-break seed (non-negative integer) is required")
+    u = np.atleast_1d(np.asarray(users, dtype=np.int64)).astype(_U64)
+    i = np.atleast_1d(np.asarray(items, dtype=np.int64)).astype(_U64)
+    base = _splitmix64(_splitmix64(np.atleast_1d(_U64(seed))) ^ u)
+    return _splitmix64(base + _GOLDEN * i)
+
+
+def _check_protocol(protocol: str) -> str:
+    return check_choice("protocol", protocol, PROTOCOLS)
+
+
+def _check_scores(scores: np.ndarray) -> None:
+    if np.isnan(scores).any():
+        raise ValueError("the model returned NaN scores; ranks are undefined")
+
+
+def _precedes(scores, target_scores, users, items, target_keys, seed) -> np.ndarray:
+    """Whether items (with ``scores``) precede the targets in the seeded total order.
+
+    ``scores``/``users``/``items`` share one shape; ``target_scores``/``target_keys`` broadcast.
+    """
+    out = scores > target_scores
+    tied = np.nonzero(scores == target_scores)
+    if tied[0].size:
+        users_b = np.broadcast_to(users, scores.shape)[tied]
+        items_b = np.broadcast_to(items, scores.shape)[tied]
+        keys_t = np.broadcast_to(target_keys, scores.shape)[tied]
+        out[tied] = tie_break_keys(users_b, items_b, seed) < keys_t
+    return out
+
+
+def ranks_from_scores(scores, users, targets, *, exclude=None, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Global ranks of the targets in a batch of score rows.
+
+    Parameters
+    ----------
+    scores : numpy.ndarray
+        ``(B, N)`` scores of the batch users.
+    users : array_like of int
+        ``(B,)`` user ids (for the tie-break keys).
+    targets : array_like of int
+        ``(B,)`` held-out item of each row.
+    exclude : scipy.sparse.csr_matrix, optional
+        ``(B, N)`` items that are not candidates (the training items under ``unseen``); must not
+        contain the target.
+    seed : int
+        Tie-break seed.
+
+    Returns
+    -------
+    ranks : numpy.ndarray
+        int64 1-based R_u.
+    n_candidates : numpy.ndarray
+        int64 N_u (N minus the excluded items).
+    """
+    scores = np.asarray(scores)
+    _check_scores(scores)
+    n_rows, n_items = scores.shape
+    users = np.asarray(users, dtype=np.int64)
+    targets = np.asarray(targets, dtype=np.int64)
+    rows = np.arange(n_rows)
+    t_scores = scores[rows, targets][:, None]
+    t_keys = tie_break_keys(users, targets, seed)[:, None]
+    before = _precedes(scores, t_scores, users[:, None], np.arange(n_items)[None, :], t_keys, seed)
+    before[rows, targets] = False
+    counts = before.sum(axis=1)
+    n_candidates = np.full(n_rows, n_items, dtype=np.int64)
+    if exclude is not None:
+        exclude = sp.csr_matrix(exclude)
+        ex_rows = np.repeat(rows, np.diff(exclude.indptr))
+        ex_items = exclude.indices.astype(np.int64)
+        if (ex_items == targets[ex_rows]).any():
+            raise ValueError("a held-out item is also an excluded (training) item of its user")
+        counts -= np.bincount(ex_rows, weights=before[ex_rows, ex_items].astype(np.float64), minlength=n_rows).astype(np.int64)
+        n_candidates -= np.diff(exclude.indptr)
+    return 1 + counts.astype(np.int64), n_candidates
+
+
+def _test_users(test_items, n_users: int, users) -> tuple[np.ndarray, np.ndarray]:
+    test_items = np.asarray(test_items)
+    if test_items.shape != (n_users,) or not np.issubdtype(test_items.dtype, np.integer):
+        raise ValueError(f"test_items must be an integer array with one entry per user ({n_users})")
+    if users is None:
+        users = np.flatnonzero(test_items >= 0)
+    else:
+        users = np.asarray(users, dtype=np.int64)
+        if users.size and (users.min() < 0 or users.max() >= n_users or (test_items[users] < 0).any()):
+            raise ValueError("users must be row indices of users that have a held-out item")
+    if users.size == 0:
+        raise ValueError("no test users: every test_items entry is -1")
+    return users, test_items[users].astype(np.int64)
+
+
+def global_ranks(
+    model: Recommender,
+    test_items,
+    *,
+    protocols: Sequence[str] = PROTOCOLS,
+    seed: int = 0,
+    users=None,
+    batch_size: int = 1024,
+    progress: bool | None = None,
+) -> dict[str, pd.DataFrame]:
+    """Global rank R_u of each test user's held-out item, for one or both protocols.
+
+    Every batch of users is scored once and ranked under each protocol.
+
+    Parameters
+    ----------
+    model : Recommender
+        A fitted model; its training matrix defines the ``unseen`` exclusions.
+    test_items : array_like of int
+        ``(n_users,)`` held-out item per user, ``-1`` for none (``Dataset.test_items``).
+    protocols : sequence of {"unseen", "all"}
+        Candidate protocols.
+    seed : int
+        Tie-break seed (:func:`tie_break_keys`); keep it to get the same total order later.
+    users : array_like of int, optional
+        Users to rank (default: all users with a held-out item).
+    batch_size : int
+        Users scored at once.
+    progress : bool or None
+        Progress bar; ``None`` shows it only in an interactive terminal.
+
+    Returns
+    -------
+    dict of str to pandas.DataFrame
+        One frame per protocol with columns ``user``, ``item``, ``rank`` (1-based R_u) and
+        ``n_candidates`` (N_u), one row per test user.
+    """
+    protocols = [_check_protocol(p) for p in protocols]
+    users, targets = _test_users(test_items, model.n_users, users)
+    pos = 0
+    out = {p: {"rank": np.empty(users.size, np.int64), "n": np.empty(users.size, np.int64)} for p in protocols}
+    for batch, scores in score_batches(model, users, batch_size, progress):
+        sl = slice(pos, pos + batch.size)
+        for p in protocols:
+            exclude = model.train_[batch] if p == "unseen" else None
+            out[p]["rank"][sl], out[p]["n"][sl] = ranks_from_scores(
+                scores, batch, targets[sl], exclude=exclude, seed=seed
+            )
+        pos += batch.size
+    return {
+        p: pd.DataFrame({"user": users, "item": targets, "rank": out[p]["rank"], "n_candidates": out[p]["n"]})
+        for p in protocols
+    }
+
+
+def _excluded(model: Recommender, batch: np.ndarray, targets: np.ndarray, protocol: str) -> sp.csr_matrix:
+    """``(B, N)`` pattern of the non-candidates: the target, plus the training items (``unseen``)."""
+    target = sp.csr_matrix(
+        (np.ones(batch.size, np.float32), (np.arange(batch.size), targets)), shape=(batch.size, model.n_items)
+    )
+    out = target + model.train_[batch] if protocol == "unseen" else target
+    out = sp.csr_matrix(out)
+    out.sort_indices()
+    return out
+
+
+def _nth_allowed(excluded: sp.csr_matrix, rows: np.ndarray, positions: np.ndarray) -> np.ndarray:
+    """Item id of the ``positions``-th (0-based) non-excluded item of row ``rows`` of ``excluded``.
+
+    All rows are handled at once on the flattened index row * N + item: with the excluded flat
+    indices E_0 < E_1 < ... and A_m = E_m - m, the g-th non-excluded flat index is
+    g + #{m : A_m <= g}.
+    """
+    n_items = excluded.shape[1]
+    ex_rows = np.repeat(np.arange(excluded.shape[0], dtype=np.int64), np.diff(excluded.indptr))
+    flat = ex_rows * n_items + excluded.indices
+    adjusted = flat - np.arange(flat.size)
+    g = rows * n_items - excluded.indptr[rows] + positions
+    return g + np.searchsorted(adjusted, g, side="right") - rows * n_items
+
+
+def _draw_positions(rng, pool: np.ndarray, count: int, replace: bool, existing=None) -> np.ndarray:
+    """Draw ``count`` positions in 0..pool_b-1 for every row b.
+
+    With replacement they are i.i.d. uniform. Without, they are distinct and distinct from the
+    row's ``existing`` positions: duplicates are redrawn until none is left, which gives a
+    uniform subset because the procedure treats all positions alike; rows that need more than
+    half of their pool use a uniform random order of the pool instead.
+    """
+    n_rows = pool.size
+    new = rng.integers(0, pool[:, None], size=(n_rows, count))
+    if replace or count == 0:
+        return new
+    old = np.zeros((n_rows, 0), np.int64) if existing is None else existing
+    dense = 2 * (old.shape[1] + count) > pool
+    if dense.any():
+        idx = np.flatnonzero(dense)
+        keys = rng.random((idx.size, int(pool[idx].max())))
+        keys[np.arange(keys.shape[1])[None, :] >= pool[idx, None]] = np.inf
+        np.put_along_axis(keys, old[idx], np.inf, axis=1)
+        new[idx] = np.argsort(keys, axis=1, kind="stable")[:, :count]
+    sparse_rows = np.flatnonzero(~dense)
+    while sparse_rows.size:
+        full = np.concatenate([old[sparse_rows], new[sparse_rows]], axis=1)
+        order = np.argsort(full, axis=1, kind="stable")
+        ordered = np.take_along_axis(full, order, axis=1)
+        dup = np.zeros_like(full, dtype=bool)
+        np.put_along_axis(dup, order[:, 1:], ordered[:, 1:] == ordered[:, :-1], axis=1)
+        dup = dup[:, old.shape[1]:]  # a repeated value is always a later (new) column
+        hit_rows, hit_cols = np.nonzero(dup)
+        if hit_rows.size == 0:
+            break
+        rows = sparse_rows[hit_rows]
+        new[rows, hit_cols] = rng.integers(0, pool[rows])
+        sparse_rows = np.unique(rows)
+    return new
+
+
+def _check_sampling(model, n_candidates_min: int, sizes: Sequence[int]) -> None:
+    for name, value in sizes:
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+            raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        if value > n_candidates_min:
+            raise ValueError(
+                f"{name} = {value} exceeds the number of candidate items of some user "
+                f"(smallest N_u = {n_candidates_min}); the sample set is the target plus n - 1 "
+                "other candidates"
+            )
+
+
+def _check_repeats(repeats) -> int:
+    if isinstance(repeats, bool) or not isinstance(repeats, (int, np.integer)) or repeats < 1:
+        raise ValueError(f"repeats must be a positive integer, got {repeats!r}")
+    return int(repeats)
+
+
+def _min_candidates(model: Recommender, users: np.ndarray, protocol: str) -> int:
+    if protocol == "all":
+        return model.n_items
+    return int(model.n_items - np.diff(model.train_.indptr)[users].max())
+
+
+def _sampling_batches(model, test_items, protocol, users, batch_size, progress):
+    """Yield per batch: users, targets, scores, target scores/keys and the non-candidate pattern."""
+    users, targets = _test_users(test_items, model.n_users, users)
+    pos = 0
+    for batch, scores in score_batches(model, users, batch_size, progress):
+        _check_scores(scores)
+        t = targets[pos : pos + batch.size]
+        pos += batch.size
+        yield batch, t, scores, _excluded(model, batch, t, protocol)
+
+
+def _count_preceding(scores, batch, targets, excluded, rows, positions, tie_seed) -> np.ndarray:
+    """Number of drawn items (``positions`` of rows ``rows`` of the batch) preceding the target."""
+    items = _nth_allowed(excluded, rows[:, None], positions)
+    s = scores[rows[:, None], items]
+    t_scores = scores[rows, targets[rows]][:, None]
+    t_keys = tie_break_keys(batch[rows], targets[rows], tie_seed)[:, None]
+    return _precedes(s, t_scores, batch[rows][:, None], items, t_keys, tie_seed).sum(axis=1)
+
+
+def sampled_ranks(
+    model: Recommender,
+    test_items,
+    *,
+    protocol: str = "unseen",
+    sample_size: int,
+    repeats: int = 1,
+    replace: bool = True,
+    rng=None,
+    tie_seed: int = 0,
+    users=None,
+    batch_size: int = 256,
+    progress: bool | None = None,
+) -> pd.DataFrame:
+    """"Actual" sampled ranks: rank each target among n - 1 sampled items, scored by the model.
+
+    Parameters
+    ----------
+    model : Recommender
+        A fitted model.
+    test_items : array_like of int
+        ``(n_users,)`` held-out items, ``-1`` for none.
+    protocol : {"unseen", "all"}
+        Which items may be drawn: the user's unseen items, or all items (never the target).
+    sample_size : int
+        n, the target plus n - 1 sampled items; n <= N_u for every user.
+    repeats : int
+        Independent sample sets per user.
+    replace : bool
+        Sample with replacement (r | R is binomial) or without (hypergeometric).
+    rng : numpy.random.Generator, int or None
+        Sampling randomness. The output depends on the seed and on ``batch_size``.
+    tie_seed : int
+        Tie-break seed; use the one of the global ranks to share their total order.
+    users : array_like of int, optional
+        Users to rank (default: all users with a held-out item).
+    batch_size : int
+        Users scored at once.
+    progress : bool or None
+        Progress bar; ``None`` shows it only in an interactive terminal.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``repeat``, ``user``, ``item``, ``rank`` (r_u in 1..n), ``sample_size`` (n) and
+        ``n_candidates`` (N_u), ordered by repeat then user.
+    """
+    protocol = _check_protocol(protocol)
+    repeats = _check_repeats(repeats)
+    gen = as_generator(rng)
+    test_users, _ = _test_users(test_items, model.n_users, users)
+    _check_sampling(model, _min_candidates(model, test_users, protocol), [("sample_size", sample_size)])
+    frames = []
+    for batch, targets, scores, excluded in _sampling_batches(
+        model, test_items, protocol, test_users, batch_size, progress
+    ):
+        pool = model.n_items - np.diff(excluded.indptr)  # N_u - 1 items other than the target
+        rows = np.tile(np.arange(batch.size), repeats)
+        positions = _draw_positions(gen, pool[rows], sample_size - 1, replace)
+        ranks = 1 + _count_preceding(scores, batch, targets, excluded, rows, positions, tie_seed)
+        frames.append(_frame(rows, batch, targets, ranks, np.full(rows.size, sample_size), pool, repeats))
+    return _combine(frames)
+
+
+def adaptive_sampled_ranks(
+    model: Recommender,
+    test_items,
+    *,
+    protocol: str = "unseen",
+    n0: int,
+    n_max: int,
+    repeats: int = 1,
+    replace: bool = True,
+    rng=None,
+    tie_seed: int = 0,
+    users=None,
+    batch_size: int = 256,
+    progress: bool | None = None,
+) -> pd.DataFrame:
+    """Adaptive sampled ranks (Li et al. AAAI 2023, Algorithm 1 and Appendix H) under a model.
+
+    Each user starts with n_0 - 1 sampled items (sample set size n_u = n_0). While r_u = 1 and
+    n_u < n_max, n_u more items are drawn (without replacement: among the candidates not drawn
+    yet), n_u doubles (the last step is capped at n_max) and r_u is recomputed on the union.
+    Parameters are those of :func:`sampled_ranks`, with ``n0`` and ``n_max`` (n_0 <= n_max <=
+    min N_u) instead of ``sample_size``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``repeat``, ``user``, ``item``, ``rank`` (r_u), ``sample_size`` (final n_u) and
+        ``n_candidates`` (N_u).
+    """
+    protocol = _check_protocol(protocol)
+    repeats = _check_repeats(repeats)
+    gen = as_generator(rng)
+    test_users, _ = _test_users(test_items, model.n_users, users)
+    _check_sampling(model, _min_candidates(model, test_users, protocol), [("n0", n0), ("n_max", n_max)])
+    if n0 > n_max:
+        raise ValueError(f"n0 = {n0} must not exceed n_max = {n_max}")
+    frames = []
+    for batch, targets, scores, excluded in _sampling_batches(
+        model, test_items, protocol, test_users, batch_size, progress
+    ):
+        pool = model.n_items - np.diff(excluded.indptr)
+        rows = np.tile(np.arange(batch.size), repeats)
+        drawn = _draw_positions(gen, pool[rows], n0 - 1, replace)
+        ranks = 1 + _count_preceding(scores, batch, targets, excluded, rows, drawn, tie_seed)
+        sizes = np.full(rows.size, n0, dtype=np.int64)
+        size = n0
+        active = np.flatnonzero((ranks == 1) & (size < n_max))
+        drawn = None if replace else drawn[active]  # positions drawn so far, active rows only
+        while active.size:
+            new_size = min(2 * size, n_max)
+            extra = _draw_positions(gen, pool[rows[active]], new_size - size, replace, drawn)
+            hits = _count_preceding(scores, batch, targets, excluded, rows[active], extra, tie_seed)
+            ranks[active] = 1 + hits
+            sizes[active] = new_size
+            size = new_size
+            keep = (hits == 0) & (size < n_max)
+            active = active[keep]
+            if not replace:
+                drawn = np.concatenate([drawn, extra], axis=1)[keep]
+        frames.append(_frame(rows, batch, targets, ranks, sizes, pool, repeats))
+    return _combine(frames)
+
+
+def _frame(rows, batch, targets, ranks, sizes, pool, repeats) -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "repeat": np.repeat(np.arange(repeats), batch.size),
+            "user": batch[rows],
+            "item": targets[rows],
+            "rank": ranks.astype(np.int64),
+            "sample_size": np.asarray(sizes, dtype=np.int64),
+            "n_candidates": (pool[rows] + 1).astype(np.int64),
+        }
+    )
+
+
+def _combine(frames: list[pd.DataFrame]) -> pd.DataFrame:
+    out = pd.concat(frames, ignore_index=True)
+    return out.sort_values(["repeat", "user"], kind="stable", ignore_index=True)
+
+
+def write_ranks(frame: pd.DataFrame, path: str | os.PathLike) -> None:
+    """Write a ranks table as parquet (pyarrow), creating the parent folder."""
+    path = os.fspath(path)
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    frame.to_parquet(path, engine="pyarrow", index=False)
+
+
+def read_ranks(path: str | os.PathLike) -> pd.DataFrame:
+    """Read a ranks table written by :func:`write_ranks`."""
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"ranks file {os.fspath(path)!r} does not exist; run `itemsampling train` first")
+    return pd.read_parquet(path, engine="pyarrow")
+
