@@ -22,7 +22,7 @@ import hashlib
 import json
 import os
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache
 from pathlib import Path, PurePosixPath
 
 __all__ = [
@@ -356,7 +356,7 @@ class Registry:
         )
 
 
-@lru_cache(maxsize=None)
+@cache
 def _registry_at(path: str) -> Registry:
     return Registry.from_file(path)
 
