@@ -1,0 +1,54 @@
+"""EASE: the in-place closed form against column-wise ridge regressions, and the memory check."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from itemsampling.models import ease as ease_module
+from itemsampling.models.ease import EASE, ease_memory_bytes, ease_weights
+
+
+def column_ridge(x: np.ndarray, l2: float) -> np.ndarray:
+    """Steck (2019) eq. 1 solved column by column: B_{-j,j} = argmin ||x_j - X_{-j} b||^2 + λ||b||^2."""
+    n = x.shape[1]
+    out = np.zeros((n, n))
+    for j in range(n):
+        others = np.delete(np.arange(n), j)
+        design = np.vstack([x[:, others], np.sqrt(l2) * np.eye(n - 1)])
+        target = np.concatenate([x[:, j], np.zeros(n - 1)])
+        out[others, j] = np.linalg.lstsq(design, target, rcond=None)[0]
+    return out
+
+
+@pytest.mark.parametrize("l2", [0.5, 10.0])
+def test_closed_form_matches_direct_solve(l2, monkeypatch):
+    monkeypatch.setattr(ease_module, "_BLOCK_ENTRIES", 7 * 13)  # several blocks of 7 columns
+    rng = np.random.default_rng(0)
+    x = (rng.random((60, 13)) < 0.3).astype(np.float32)
+    weights = ease_weights(sp.csr_matrix(x), l2)
+    assert weights.dtype == np.float32 and weights.flags.c_contiguous
+    np.testing.assert_allclose(weights, column_ridge(x.astype(np.float64), l2), atol=2e-5)
+    model = EASE(l2=l2).fit(sp.csr_matrix(x))
+    np.testing.assert_allclose(model.score(np.arange(60)), x @ weights, rtol=1e-5, atol=1e-6)
+
+
+def test_memory_is_checked_before_allocating(monkeypatch):
+    monkeypatch.setattr(ease_module, "available_memory_bytes", lambda: 1000)
+    with pytest.raises(ValueError, match=r"needs .* GiB .* available"):
+        EASE(l2=1.0).fit(sp.random(5, 30, density=0.3, format="csr", rng=0))
+    assert ease_memory_bytes(30) > 30 * 30 * 4
+
+
+def test_memory_check_for_a_large_catalogue():
+    """N = 300,000 needs 335 GiB: refused with a ValueError, not attempted."""
+    x = sp.csr_matrix((np.ones(3, np.float32), ([0, 1, 2], [0, 5, 299_999])), shape=(3, 300_000))
+    with pytest.raises(ValueError, match="N = 300000"):
+        EASE(l2=1.0).fit(x)
+
+
+@pytest.mark.parametrize("bad", [0, -1.0, np.inf, "1", True])
+def test_l2_is_validated(bad):
+    with pytest.raises(ValueError, match="l2"):
+        EASE(l2=bad)
