@@ -34,7 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy.linalg import LinAlgError, cho_factor, cho_solve
-from scipy.optimize import lsq_linear
+from scipy.optimize import nnls
 
 from ._validation import check_distribution, check_n_items, check_ranks, check_sample_size
 from .kernels import rank_kernel
@@ -132,10 +132,12 @@ def cls(weights, n_items: int, sample_size: int, *, prior=None, scheme: str = "b
 
     exactly: with ``A = diag(√p) K = Q R`` (thin QR, n x n triangular R) the objective is
     ``‖R x - Qᵀ √p M‖²`` up to a constant, and writing ``x = T d`` with T upper triangular of
-    ones (x_j = Σ_{i >= j} d_i) turns the monotone constraint into the bounds d_1..d_{n-1} >= 0
-    (d_n free). That bounded least squares problem is solved by the active-set method BVLS
-    (:func:`scipy.optimize.lsq_linear`). Note that this is not the same as isotonic regression
-    of the unconstrained solution, because the design A is not diagonal.
+    ones (x_j = Σ_{i >= j} d_i) turns the monotone constraint into d_1..d_{n-1} >= 0 with the
+    level d_n free. The free level is eliminated by projecting onto the orthogonal complement of
+    its column a = R 1, which leaves a non-negative least squares problem in n - 1 variables,
+    solved exactly by the Lawson-Hanson active-set method (:func:`scipy.optimize.nnls`); then
+    d_n = aᵀ(t - B d) / aᵀa. This is not the same as isotonic regression of the unconstrained
+    solution, because the design A is not diagonal.
 
     Parameters
     ----------
@@ -160,14 +162,14 @@ def cls(weights, n_items: int, sample_size: int, *, prior=None, scheme: str = "b
     targets = q[: w.shape[0]].T @ (sqrt_p[: w.shape[0]] * w)
     cumulative = np.triu(np.ones((sample_size, sample_size)))
     design = r_factor @ cumulative
-    lower = np.r_[np.zeros(sample_size - 1), -np.inf]
+    steps, level = design[:, :-1], design[:, -1]
+    projection = np.eye(sample_size) - np.outer(level, level) / (level @ level)
+    projected_steps = projection @ steps
     out = np.empty((sample_size, w.shape[1]))
     for j in range(w.shape[1]):
-        fit = lsq_linear(design, targets[:, j], bounds=(lower, np.inf), method="bvls",
-                         tol=1e-12, max_iter=20 * sample_size)
-        if fit.status < 1:
-            raise RuntimeError(f"CLS: bounded least squares did not converge ({fit.message})")
-        out[:, j] = cumulative @ fit.x
+        d, _ = nnls(projected_steps, projection @ targets[:, j], maxiter=50 * sample_size)
+        d_level = level @ (targets[:, j] - steps @ d) / (level @ level)
+        out[:, j] = cumulative @ np.r_[d, d_level]
     return out[:, 0] if np.ndim(weights) == 1 else out
 
 

@@ -1,0 +1,316 @@
+"""Public estimators: statistical accuracy, consistency between methods, bad input."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import itemsampling as its
+from itemsampling import corrections, distributions
+from itemsampling.estimate import (
+    METHODS,
+    RANK_DISTRIBUTION_METHODS,
+    estimate,
+    method_options,
+    rank_distribution,
+)
+from itemsampling.kernels import rank_kernel
+from itemsampling.metrics import metric_weights, rank_weight
+
+N_ITEMS, SAMPLE_SIZE, N_USERS = 500, 100, 50_000
+KS = [1, 5, 10, 20, 50]
+
+
+def _true_distribution(n_items=N_ITEMS):
+    weights = 1.0 / (np.arange(1, n_items + 1) + 4.0) ** 1.5
+    return weights / weights.sum()
+
+
+@pytest.fixture(scope="module")
+def simulated():
+    """Global ranks drawn from a known P(R) (Recall@10 about 0.5) and their sampled ranks."""
+    rng = np.random.default_rng(2024)
+    global_ranks = rng.choice(np.arange(1, N_ITEMS + 1), size=N_USERS, p=_true_distribution())
+    sampled_ranks = its.sample_ranks(global_ranks, N_ITEMS, SAMPLE_SIZE, rng=rng)
+    truth = its.global_metrics(global_ranks, N_ITEMS, ("recall", "ndcg", "ap"), KS)
+    return global_ranks, sampled_ranks, truth
+
+
+# ----------------------------------------------------------------------------- accuracy
+
+
+@pytest.mark.parametrize(
+    ("method", "opts"),
+    [
+        ("mle", {}),
+        # η as in the AAAI'23 code (η/n): with the paper's η = 0.001 the entropy term dominates
+        # the squared error at this N and n and pulls P̂ towards uniform (Recall@50 off by ~0.14)
+        ("mes", {"eta_scale": "code"}),
+        ("bv", {}),
+        ("mn", {}),
+        ("bv_mle", {}),
+        ("bv_mes", {}),
+        ("mn_mle", {}),
+        ("mn_mes", {}),
+    ],
+)
+def test_estimates_approach_the_true_metrics(simulated, method, opts):
+    _, sampled_ranks, truth = simulated
+    got = estimate(sampled_ranks, N_ITEMS, SAMPLE_SIZE, method, ks=KS, **opts)
+    pd.testing.assert_frame_equal(got[["metric", "k"]], truth[["metric", "k"]])
+    error = np.abs(got.estimate.to_numpy() - truth.value.to_numpy())
+    assert error.max() < 0.02, got.assign(truth=truth.value)
+    # the uncorrected sampled metrics are far off on the same data
+    naive = estimate(sampled_ranks, N_ITEMS, SAMPLE_SIZE, "sampled", ks=KS).estimate.to_numpy()
+    assert np.abs(naive - truth.value.to_numpy()).min() > 0.1
+
+
+def test_hypergeometric_scheme_matches_sampling_without_replacement():
+    rng = np.random.default_rng(5)
+    global_ranks = rng.choice(np.arange(1, 201), size=40_000, p=_true_distribution(200))
+    sampled_ranks = its.sample_ranks(global_ranks, 200, 100, rng=rng, scheme="hypergeometric")
+    truth = its.global_metrics(global_ranks, 200, ("recall", "ndcg"), [2, 5, 10]).value.to_numpy()
+    errors = {}
+    for scheme in ("hypergeometric", "binomial"):
+        for method in ("mle", "mn"):
+            got = estimate(sampled_ranks, 200, 100, method, ("recall", "ndcg"), [2, 5, 10],
+                           scheme=scheme).estimate.to_numpy()
+            errors[method, scheme] = np.abs(got - truth).max()
+    assert errors["mle", "hypergeometric"] < 0.01
+    assert errors["mn", "hypergeometric"] < 0.01
+    # sampling half the items without replacement is not binomial: the wrong kernel is worse
+    assert errors["mle", "binomial"] > 3 * errors["mle", "hypergeometric"]
+
+
+def test_adaptive_mle_recovers_the_top_ranks(simulated):
+    global_ranks, _, truth = simulated
+    ranks, sizes = its.adaptive_sample_ranks(global_ranks, N_ITEMS, 25, 400, rng=7)
+    got = estimate(ranks, N_ITEMS, sizes, "adaptive_mle", ks=KS)
+    assert np.abs(got.estimate.to_numpy() - truth.value.to_numpy()).max() < 0.02
+    # users stopped early share the base size; adaptive sampling costs less than n_max each
+    assert sizes.mean() < 400
+    # with the same initial size, the fixed-size MLE cannot resolve Recall@1
+    fixed = its.sample_ranks(global_ranks, N_ITEMS, 25, rng=7)
+    fixed_recall1 = estimate(fixed, N_ITEMS, 25, "mle", "recall", 1).estimate.item()
+    adaptive_recall1 = got.estimate.iloc[0]
+    true_recall1 = truth.value.iloc[0]
+    assert abs(adaptive_recall1 - true_recall1) < abs(fixed_recall1 - true_recall1)
+
+
+@pytest.mark.parametrize(("method", "opts"), [("bv", {}), ("bv", {"gamma": 0.3}),
+                                              ("mn", {"n_users": 1000})])
+def test_bv_and_mn_with_the_true_prior_are_exact_in_expectation(method, opts):
+    """Σ_r P(r) M̂(r) = Σ_R P(R) M(R) when the prior is the true P(R) (no sampling noise)."""
+    prior = _true_distribution(300)
+    pmf = rank_kernel(300, 30).T @ prior
+    counts = np.round(pmf * 1e7).astype(int)  # ranks in proportion to the exact P(r)
+    ranks = np.repeat(np.arange(1, 31), counts)
+    got = estimate(ranks, 300, 30, method, ks=[1, 3, 10, 40, None], prior=prior, **opts)
+    targets = [metric_weights(m, k, 300) @ prior for m in ("recall", "ndcg", "ap")
+               for k in (1, 3, 10, 40, None)]
+    np.testing.assert_allclose(got.estimate, targets, atol=1e-6)
+
+
+# ----------------------------------------------------------------------------- consistency
+
+
+@pytest.fixture(scope="module")
+def small():
+    rng = np.random.default_rng(11)
+    global_ranks = rng.choice(np.arange(1, 301), size=3000, p=_true_distribution(300))
+    return its.sample_ranks(global_ranks, 300, 40, rng=rng)
+
+
+@pytest.mark.parametrize("method", RANK_DISTRIBUTION_METHODS)
+def test_estimate_is_the_metric_of_the_rank_distribution(small, method):
+    sizes = np.full(small.size, 40) if method == "adaptive_mle" else 40
+    p_hat = rank_distribution(small, 300, sizes, method)
+    assert p_hat.shape == (300,)
+    assert p_hat.sum() == pytest.approx(1.0, abs=1e-8)
+    got = estimate(small, 300, sizes, method, ("recall", "ndcg", "ap", "auc"), [1, 7, 30, None])
+    expected = [metric_weights(m, k, 300) @ p_hat for m in ("recall", "ndcg", "ap", "auc")
+                for k in (1, 7, 30, None)]
+    np.testing.assert_allclose(got.estimate, expected, rtol=1e-9, atol=1e-12)
+
+
+def test_methods_with_a_prior_use_it_from_the_same_ranks(small):
+    p_tilde = corrections.sampled_rank_distribution(small, 40)
+    ks = [1, 10, 25]
+    weights = np.column_stack([metric_weights(m, k, 300) for m in ("recall", "ndcg", "ap")
+                               for k in ks])
+    priors = {"mle": distributions.mle(small, 300, 40),
+              "mes": distributions.mes(small, 300, 40, eta=1e-4)}
+    for family in ("bv", "mn"):
+        for name, prior in priors.items():
+            opts = {"eta": 1e-4} if name == "mes" else {}
+            got = estimate(small, 300, 40, f"{family}_{name}", ks=ks, **opts).estimate
+            if family == "bv":
+                op = corrections.bv_operator(300, 40, gamma=0.01, prior=prior)
+            else:
+                op = corrections.mn_operator(300, 40, small.size, prior=prior)
+            np.testing.assert_allclose(got, p_tilde @ op.apply(weights), rtol=1e-8, atol=1e-12)
+
+
+def test_mn_with_uniform_prior_is_bv_with_gamma_n_over_m(small):
+    """AAAI'23 §3.2: with a uniform prior MN is BV with γ = N/M (K^T D K = K^T K / N)."""
+    bv = estimate(small, 300, 40, "bv", gamma=300 / 5000).estimate
+    mn = estimate(small, 300, 40, "mn", n_users=5000).estimate
+    np.testing.assert_allclose(mn, bv, rtol=1e-9, atol=1e-12)
+    default = estimate(small, 300, 40, "mn").estimate
+    explicit = estimate(small, 300, 40, "mn", n_users=small.size).estimate
+    np.testing.assert_array_equal(default, explicit)
+    assert np.abs(default - mn).max() > 1e-4
+
+
+def test_gamma_and_prior_options_change_bv(small):
+    base = estimate(small, 300, 40, "bv", "recall", 10).estimate.item()
+    other_gamma = estimate(small, 300, 40, "bv", "recall", 10, gamma=0.5).estimate.item()
+    tail = np.r_[np.zeros(100), np.full(200, 1 / 200)]  # a prior that rules out R <= 100
+    other_prior = estimate(small, 300, 40, "bv", "recall", 10, prior=tail).estimate.item()
+    assert abs(base - other_gamma) > 1e-3 and abs(base - other_prior) > 1e-3
+
+
+def test_adaptive_mle_with_one_size_is_mle(small):
+    sizes = np.full(small.size, 40)
+    np.testing.assert_allclose(rank_distribution(small, 300, sizes, "adaptive_mle"),
+                               rank_distribution(small, 300, 40, "mle"), atol=1e-12)
+
+
+def test_sampled_rank_estimate_and_cls_match_their_corrections(small):
+    ks = [1, 5, 40]
+    got = estimate(small, 300, 40, "sampled", ("recall", "ndcg", "auc"), ks)
+    naive = [rank_weight(m, small, 40, k).mean() for m in ("recall", "ndcg", "auc") for k in ks]
+    np.testing.assert_allclose(got.estimate, naive, rtol=1e-12)
+    p_tilde = corrections.sampled_rank_distribution(small, 40)
+    weights = metric_weights("ndcg", 20, 300)
+    rank_est = estimate(small, 300, 40, "rank_estimate", "ndcg", 20).estimate.item()
+    assert rank_est == pytest.approx(p_tilde @ corrections.rank_estimate(weights, 300, 40))
+    cls_est = estimate(small, 300, 40, "cls", "ndcg", 20).estimate.item()
+    assert cls_est == pytest.approx(p_tilde @ corrections.cls(weights, 300, 40), rel=1e-9)
+
+
+def test_output_layout_aliases_and_determinism(small):
+    got = estimate(small, 300, 40, "mle", metrics=["hr", "MRR", "precision"], ks=[3, 1])
+    assert list(got.columns) == ["metric", "k", "estimate"]
+    assert got.metric.tolist() == ["recall", "recall", "ap", "ap", "precision", "precision"]
+    assert got.k.dtype == "Int64" and got.k.tolist() == [3, 1, 3, 1, 3, 1]
+    assert got.estimate.iloc[4] == pytest.approx(got.estimate.iloc[0] / 3)
+    again = estimate(small, 300, 40, "mle", metrics=["hr", "MRR", "precision"], ks=[3, 1])
+    pd.testing.assert_frame_equal(got, again)
+    assert list(estimate(small, 300, 40, "mn").k) == list(range(1, 51)) * 3
+
+
+def test_every_method_runs_and_accepts_scheme(small):
+    for method in METHODS:
+        sizes = np.full(small.size, 40) if method == "adaptive_mle" else 40
+        got = estimate(small, 300, sizes, method, "recall", 10, scheme="hypergeometric")
+        assert np.isfinite(got.estimate).all()
+        assert "scheme" in method_options(method)
+
+
+def test_package_level_estimate_works_after_importing_the_submodule(small):
+    import itemsampling.estimate  # noqa: F401  (binds the package attribute to the module)
+
+    first = its.estimate(small, 300, 40, "mle", "recall", 10)
+    second = its.estimate(small, 300, 40, "mle", "recall", 10)
+    pd.testing.assert_frame_equal(first, second)
+    assert its.METHODS == METHODS
+
+
+def test_readme_python_example():
+    # --- README: "Use the estimators on your own sampled ranks" (Python) ---
+    import numpy as np
+
+    import itemsampling as its
+
+    # Stand-in for your model: the global rank R_u of each test user's held-out item among
+    # N = 3706 items, and its rank r_u among itself and 99 sampled items.
+    rng = np.random.default_rng(0)
+    global_ranks = np.minimum(np.ceil(rng.lognormal(4.0, 1.5, size=6040)), 3706).astype(int)
+    sampled_ranks = its.sample_ranks(global_ranks, n_items=3706, sample_size=100, rng=rng)
+
+    table = its.estimate(sampled_ranks, n_items=3706, sample_size=100, method="mn_mes",
+                         metrics=["recall", "ndcg"], ks=[10, 20, 50])
+    print(table)
+    p_hat = its.rank_distribution(sampled_ranks, 3706, 100, method="mle")  # P̂(R), R = 1..N
+    print(p_hat[:50].sum())  # = estimated Recall@50
+    # --- end of README example ---
+    exact = its.global_metrics(global_ranks, 3706, ["recall", "ndcg"], [10, 20, 50])
+    assert np.abs(table.estimate - exact.value).max() < 0.03
+    mle_recall50 = its.estimate(sampled_ranks, 3706, 100, "mle", "recall", 50).estimate.item()
+    assert p_hat[:50].sum() == pytest.approx(mle_recall50)
+
+
+# ----------------------------------------------------------------------------- bad input
+
+
+def _expect_error(match, *args, **kwargs):
+    with pytest.raises(ValueError, match=match):
+        estimate(*args, **kwargs)
+
+
+def test_rank_outside_one_to_n_is_rejected():
+    _expect_error(r"must lie in 1\.\.n \(1-based, n = 10\); found 11", [1, 11], 50, 10, "mle")
+    _expect_error(r"found 0", [0, 2], 50, 10, "bv")
+
+
+def test_sample_size_larger_than_n_items_is_rejected():
+    _expect_error(r"1 <= n <= n_items \(N=50\)", [1, 2], 50, 60, "mle")
+
+
+def test_sample_size_one_is_rejected():
+    _expect_error("sample_size must be >= 2", [1, 1], 50, 1, "mle")
+
+
+def test_non_integer_ranks_are_rejected():
+    _expect_error("must be whole numbers; found", [1, 1.5], 50, 10, "mle")
+    _expect_error("must be integers", ["1", "2"], 50, 10, "mle")
+
+
+def test_nan_ranks_are_rejected():
+    _expect_error("NaN or infinite", [1.0, np.nan], 50, 10, "mn")
+
+
+def test_empty_ranks_are_rejected():
+    _expect_error("empty: at least one rank", [], 50, 10, "mle")
+
+
+def test_prior_that_is_not_a_distribution_is_rejected():
+    _expect_error("must sum to 1", [1, 2], 50, 10, "bv", prior=np.ones(50))
+    _expect_error("negative entries", [1, 2], 50, 10, "mn", prior=np.r_[-0.5, np.full(49, 1.5 / 49)])
+    _expect_error(r"shape \(50,\)", [1, 2], 50, 10, "cls", prior=np.full(10, 0.1))
+
+
+def test_unknown_method_is_rejected():
+    _expect_error("unknown method 'mle2'; allowed: sampled, rank_estimate, cls", [1], 50, 10, "mle2")
+
+
+def test_unknown_metric_is_rejected():
+    _expect_error("unknown metric 'hits'; allowed: recall, precision, ndcg, ap, auc",
+                  [1], 50, 10, "mle", metrics=["hits"])
+
+
+def test_unknown_option_is_rejected_with_the_allowed_ones():
+    _expect_error(r"unknown option\(s\) 'eta' for method 'bv'; allowed: gamma, prior, scheme",
+                  [1], 50, 10, "bv", eta=0.1)
+    _expect_error(r"unknown option\(s\) 'prior' for method 'mn_mle'", [1], 50, 10, "mn_mle",
+                  prior=np.full(50, 0.02))
+
+
+def test_bad_option_values_are_rejected():
+    _expect_error("unknown sampling scheme 'poisson'", [1], 50, 10, "mle", scheme="poisson")
+    _expect_error("gamma must be", [1], 50, 10, "bv", gamma=-1)
+    _expect_error("n_users", [1], 50, 10, "mn", n_users=0)
+    _expect_error("cut-offs k must be positive integers", [1], 50, 10, "mle", ks=[0])
+    _expect_error("precision needs a cut-off", [1], 50, 10, "mle", metrics="precision", ks=None)
+
+
+def test_per_user_sample_sizes_need_adaptive_mle():
+    _expect_error("supported by method 'adaptive_mle' only", [1, 2], 50, [10, 20], "mle")
+    _expect_error("2 entries but there are 3", [1, 2, 1], 50, [10, 20], "adaptive_mle")
+    _expect_error(r"1\.\.n \(1-based, n = 10\)", [11, 2], 50, [10, 20], "adaptive_mle")
+
+
+def test_rank_distribution_rejects_methods_without_one():
+    for method in ("sampled", "rank_estimate", "cls"):
+        with pytest.raises(ValueError, match=f"{method!r} corrects each metric separately.*mle"):
+            rank_distribution([1, 2], 50, 10, method)
