@@ -15,10 +15,11 @@ import pytest
 from itemsampling.data.registry import Registry
 
 
-@pytest.fixture(autouse=True)
-def _skip_integration_without_data(request):
-    """Skip ``@pytest.mark.integration`` tests unless ``$ITEMSAMPLING_DATA`` names a folder."""
-    if request.node.get_closest_marker("integration") is None:
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    """Skip ``@pytest.mark.integration`` tests (before their fixtures load any data) unless
+    ``$ITEMSAMPLING_DATA`` names a folder."""
+    if item.get_closest_marker("integration") is None:
         return
     folder = os.environ.get("ITEMSAMPLING_DATA")
     if not folder:
