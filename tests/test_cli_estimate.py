@@ -1,0 +1,175 @@
+"""``itemsampling estimate``: the command line mirrors :func:`itemsampling.estimate`."""
+
+import argparse
+import io
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import itemsampling as its
+from itemsampling.cli import main
+from itemsampling.commands.estimate import parse_ks
+from itemsampling.estimate import estimate
+
+N_ITEMS, SAMPLE_SIZE = 400, 50
+
+
+@pytest.fixture(scope="module")
+def ranks():
+    rng = np.random.default_rng(3)
+    global_ranks = np.minimum(np.ceil(rng.lognormal(3.0, 1.2, size=2000)), N_ITEMS).astype(int)
+    return its.sample_ranks(global_ranks, N_ITEMS, SAMPLE_SIZE, rng=rng)
+
+
+@pytest.fixture
+def ranks_csv(tmp_path, ranks):
+    path = tmp_path / "ranks.csv"
+    pd.DataFrame({"user": np.arange(ranks.size), "rank": ranks}).to_csv(path, index=False)
+    return path
+
+
+def _run(argv, capsys):
+    status = main([str(a) for a in argv])
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+def test_writes_the_same_table_as_the_python_api(ranks_csv, ranks, tmp_path, capsys):
+    out = tmp_path / "estimates.csv"
+    status, stdout, _ = _run(["estimate", ranks_csv, "--n-items", N_ITEMS, "--sample-size", SAMPLE_SIZE,
+                              "--method", "bv", "--metric", "ndcg", "--metric", "hr", "--k", "10",
+                              "--k", "1-3", "--gamma", "0.1", "--output", out], capsys)
+    assert status == 0 and stdout == ""
+    got = pd.read_csv(out)
+    expected = estimate(ranks, N_ITEMS, SAMPLE_SIZE, "bv", ["ndcg", "hr"], [10, 1, 2, 3], gamma=0.1)
+    assert got.metric.tolist() == expected.metric.tolist()
+    assert got.k.tolist() == expected.k.tolist()
+    np.testing.assert_allclose(got.estimate, expected.estimate, rtol=1e-12)
+
+
+def test_defaults_print_all_metrics_and_cutoffs_to_stdout(ranks_csv, ranks, capsys):
+    status, stdout, _ = _run(["estimate", ranks_csv, "--n-items", N_ITEMS, "--sample-size", SAMPLE_SIZE,
+                              "--method", "mle"], capsys)
+    assert status == 0
+    got = pd.read_csv(io.StringIO(stdout))
+    assert list(got.columns) == ["metric", "k", "estimate"]
+    assert len(got) == 150 and got.k.tolist() == list(range(1, 51)) * 3
+    np.testing.assert_allclose(got.estimate, estimate(ranks, N_ITEMS, SAMPLE_SIZE, "mle").estimate,
+                               rtol=1e-12)
+
+
+def test_default_method_is_mn_mes_and_options_reach_it(ranks_csv, ranks, capsys):
+    status, stdout, _ = _run(["estimate", ranks_csv, "--n-items", N_ITEMS, "--sample-size", SAMPLE_SIZE,
+                              "--k", "5,20", "--eta", "0.01", "--n-users", "100",
+                              "--scheme", "hypergeometric"], capsys)
+    assert status == 0
+    expected = estimate(ranks, N_ITEMS, SAMPLE_SIZE, "mn_mes", ks=[5, 20], eta=0.01, n_users=100,
+                        scheme="hypergeometric")
+    np.testing.assert_allclose(pd.read_csv(io.StringIO(stdout)).estimate, expected.estimate, rtol=1e-10)
+
+
+def test_per_user_sample_sizes_for_adaptive_mle(tmp_path, capsys):
+    rng = np.random.default_rng(4)
+    global_ranks = rng.integers(1, N_ITEMS + 1, size=1500)
+    ranks, sizes = its.adaptive_sample_ranks(global_ranks, N_ITEMS, 20, 160, rng=rng)
+    path = tmp_path / "adaptive.csv"
+    pd.DataFrame({"rank": ranks, "sample_size": sizes}).to_csv(path, index=False)
+    status, stdout, _ = _run(["estimate", path, "--n-items", N_ITEMS, "--method", "adaptive_mle",
+                              "--metric", "recall", "--k", "40"], capsys)
+    assert status == 0
+    expected = estimate(ranks, N_ITEMS, sizes, "adaptive_mle", "recall", 40).estimate.item()
+    assert pd.read_csv(io.StringIO(stdout)).estimate.item() == pytest.approx(expected, rel=1e-12)
+    # other methods need one size for all users
+    status, _, err = _run(["estimate", path, "--n-items", N_ITEMS, "--method", "mle"], capsys)
+    assert status == 2 and "need --method adaptive_mle" in err
+
+
+def test_a_constant_sample_size_column_replaces_the_option(tmp_path, ranks, capsys):
+    path = tmp_path / "ranks.csv"
+    pd.DataFrame({"rank": ranks, "sample_size": SAMPLE_SIZE}).to_csv(path, index=False)
+    status, stdout, _ = _run(["estimate", path, "--n-items", N_ITEMS, "--method", "sampled",
+                              "--metric", "recall", "--k", "1"], capsys)
+    assert status == 0
+    assert pd.read_csv(io.StringIO(stdout)).estimate.item() == pytest.approx(np.mean(ranks == 1))
+
+
+def test_reads_standard_input(ranks, monkeypatch, capsys):
+    monkeypatch.setattr(sys, "stdin", io.StringIO("rank\n" + "\n".join(map(str, ranks)) + "\n"))
+    status, stdout, _ = _run(["estimate", "-", "--n-items", N_ITEMS, "--sample-size", SAMPLE_SIZE,
+                              "--method", "rank_estimate", "--metric", "ap", "--k", "50"], capsys)
+    assert status == 0
+    expected = estimate(ranks, N_ITEMS, SAMPLE_SIZE, "rank_estimate", "ap", 50).estimate.item()
+    assert pd.read_csv(io.StringIO(stdout)).estimate.item() == pytest.approx(expected)
+
+
+@pytest.mark.parametrize(
+    ("content", "extra", "message"),
+    [
+        (None, [], "does not exist"),
+        ("", [], "is empty"),
+        ("user,position\n1,3\n", [], "has no 'rank' column (columns found: user, position)"),
+        ("rank\n1\n0\n", [], "found 0"),
+        ("rank\n1\n51\n", [], "must lie in 1..n"),
+        ("rank\n1\n2.5\n", [], "whole numbers"),
+        ("rank\n1\n\n3\nx\n", [], "must be integers"),
+        ("rank\n1\n", ["--metric", "hits"], "unknown metric 'hits'"),
+        ("rank\n1\n", ["--method", "mle", "--gamma", "0.1"], "--gamma does not apply to --method mle"),
+        ("rank\n1\n", ["--method", "bv", "--gamma", "-1"], "gamma must be"),
+        ("rank,sample_size\n1,50\n", [], "do not also give --sample-size"),
+    ],
+)
+def test_bad_input_exits_with_a_message(tmp_path, capsys, content, extra, message):
+    path = tmp_path / "ranks.csv"
+    if content is not None:
+        path.write_text(content)
+    status, stdout, err = _run(["estimate", path, "--n-items", N_ITEMS, "--sample-size", SAMPLE_SIZE,
+                                *extra], capsys)
+    assert status == 2 and stdout == ""
+    assert err.startswith("itemsampling estimate: error: ") and message in err
+
+
+def test_missing_sample_size_is_reported(tmp_path, capsys):
+    path = tmp_path / "ranks.csv"
+    path.write_text("rank\n1\n2\n")
+    status, _, err = _run(["estimate", path, "--n-items", N_ITEMS], capsys)
+    assert status == 2 and "give --sample-size n" in err
+
+
+@pytest.mark.parametrize("argv", [["--k", "0"], ["--k", "5-1"], ["--k", "ten"], ["--method", "magic"]])
+def test_argument_errors_exit_with_usage(ranks_csv, capsys, argv):
+    with pytest.raises(SystemExit) as exc:
+        main(["estimate", str(ranks_csv), "--n-items", "400", "--sample-size", "50", *argv])
+    assert exc.value.code == 2
+    assert "usage: itemsampling estimate" in capsys.readouterr().err
+
+
+def test_parse_ks():
+    assert parse_ks("10") == [10]
+    assert parse_ks("1-3,7") == [1, 2, 3, 7]
+    with pytest.raises(argparse.ArgumentTypeError, match="range"):
+        parse_ks("1-")
+
+
+def test_readme_cli_example_with_the_console_script(tmp_path):
+    rng = np.random.default_rng(0)
+    global_ranks = np.minimum(np.ceil(rng.lognormal(4.0, 1.5, size=6040)), 3706).astype(int)
+    sampled = its.sample_ranks(global_ranks, 3706, 100, rng=rng)
+    pd.DataFrame({"rank": sampled}).to_csv(tmp_path / "ranks.csv", index=False)
+    script = Path(sys.executable).with_name("itemsampling")
+    # README: itemsampling estimate ranks.csv --n-items 3706 --sample-size 100 --method mn_mes \
+    #           --metric recall --metric ndcg --k 10 --k 20 --output estimates.csv
+    done = subprocess.run(
+        [str(script), "estimate", "ranks.csv", "--n-items", "3706", "--sample-size", "100",
+         "--method", "mn_mes", "--metric", "recall", "--metric", "ndcg", "--k", "10", "--k", "20",
+         "--output", "estimates.csv"],
+        cwd=tmp_path, capture_output=True, text=True, check=False, timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    got = pd.read_csv(tmp_path / "estimates.csv")
+    exact = its.global_metrics(global_ranks, 3706, ["recall", "ndcg"], [10, 20])
+    assert got.metric.tolist() == exact.metric.tolist() and got.k.tolist() == exact.k.tolist()
+    assert np.abs(got.estimate - exact.value).max() < 0.03
