@@ -1,0 +1,386 @@
+"""Estimators of the global rank distribution P(R) from sampled ranks (Jin et al. AAAI 2021).
+
+The sampled ranks r_u are draws from the mixture P(r) = Σ_R P(r | R) P(R) (AAAI'21 eq. 18),
+so P(R) can be learned from them and plugged into any metric, metric@K ≈ Σ_R P̂(R) 1{R≤K} M(R)
+(AAAI'21 eq. 14). All estimators group the users by their distinct observation (sampled rank
+r, and sample size n for adaptive sampling), so they cost O(N x d) per iteration with d the
+number of distinct observations, independent of the number of users M.
+
+========================= ===================================================================
+``mle``                    maximum likelihood by EM (AAAI'21 eq. 19–21)
+``weighted_mle``           weighted MLE by EM, w(r) = M_NDCG(r/C) or M_AP(r/C) (eq. 22–23)
+``mes``                    maximal entropy with minimal distribution bias (eq. 24–27)
+``adaptive_mle``           MLE with a per-user sample size n_u (Li et al. AAAI 2023, eq. 12, App. G)
+``log_likelihood``         the objective of ``mle`` / ``adaptive_mle`` (eq. 19)
+``weighted_log_likelihood`` the objective of ``weighted_mle`` (eq. 22)
+``mes_objective``          the objective minimised by ``mes`` (eq. 25–26)
+========================= ===================================================================
+
+Ranks are 1-based. ``scheme`` selects the rank kernel: ``"binomial"`` (sampling with
+replacement, as in the papers) or ``"hypergeometric"`` (without replacement).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._validation import (
+    check_choice,
+    check_distribution,
+    check_n_items,
+    check_ranks,
+    check_sample_size,
+)
+from .em import DEFAULT_MAX_ITER, DEFAULT_TOL, em_mixture_weights, mixture_log_likelihood
+from .kernels import SCHEMES, kernel_columns
+from .mes import DEFAULT_TOL as MES_DEFAULT_TOL
+from .mes import mes_objective_value, solve_mes
+from .metrics import rank_weight
+
+__all__ = [
+    "DEFAULT_C",
+    "DEFAULT_ETA",
+    "ETA_SCALES",
+    "WMLE_WEIGHTS",
+    "adaptive_mle",
+    "log_likelihood",
+    "mes",
+    "mes_objective",
+    "mle",
+    "weighted_log_likelihood",
+    "weighted_mle",
+    "wmle_weights",
+]
+
+#: entropy weight η of MES used in the papers' experiments (AAAI'21 §Experiments; AAAI'23 §5)
+DEFAULT_ETA = 1e-3
+#: constant C of the WMLE weight w(r) = M(r / C) used in the AAAI'21 experiments
+DEFAULT_C = 10.0
+#: metric functions allowed as WMLE weights (AAAI'21, text after eq. 23)
+WMLE_WEIGHTS = ("ndcg", "ap")
+#: ``"paper"``: η as in AAAI'21 eq. 26; ``"code"``: η / n, which is what multiplying the
+#: squared error by n (as the AAAI'23 authors' code does) amounts to
+ETA_SCALES = ("paper", "code")
+
+
+# ----------------------------------------------------------------------------- input handling
+
+
+def _observations(sampled_ranks, n_items, sample_size, scheme):
+    """Validate the input and group users by their sampled rank.
+
+    Returns the kernel columns ``(N, d)`` of the distinct sampled ranks, the user count of each
+    and the distinct ranks themselves.
+    """
+    n_items = check_n_items(n_items)
+    sample_size = check_sample_size(sample_size, n_items)
+    scheme = check_choice("sampling scheme", scheme, SCHEMES)
+    ranks = check_ranks(sampled_ranks, sample_size, name="sampled_ranks")
+    distinct, counts = np.unique(ranks, return_counts=True)
+    return kernel_columns(n_items, sample_size, distinct, scheme), counts, distinct
+
+
+def _adaptive_observations(sampled_ranks, n_items, sample_sizes, scheme):
+    """Group users by (n_u, r_u); one ``kernel_columns`` call per distinct sample size."""
+    n_items = check_n_items(n_items)
+    scheme = check_choice("sampling scheme", scheme, SCHEMES)
+    ranks = check_ranks(sampled_ranks, n_items, name="sampled_ranks")
+    sizes = _check_sample_sizes(sample_sizes, n_items, ranks.size)
+    check_ranks(ranks, sizes, name="sampled_ranks")  # r_u <= n_u
+    pairs, counts = np.unique(np.stack([sizes, ranks], axis=1), axis=0, return_counts=True)
+    blocks = []
+    for n in np.unique(pairs[:, 0]):
+        blocks.append(kernel_columns(n_items, int(n), pairs[pairs[:, 0] == n, 1], scheme))
+    return np.concatenate(blocks, axis=1), counts  # np.unique sorts by n first, like the blocks
+
+
+def _check_sample_sizes(sample_sizes, n_items: int, n_users: int) -> np.ndarray:
+    arr = np.asarray(sample_sizes)
+    if arr.ndim == 0:
+        return np.full(n_users, check_sample_size(arr.item(), n_items), dtype=np.int64)
+    sizes = check_ranks(arr, n_items, name="sample_sizes")  # whole numbers in 1..N
+    if sizes.size != n_users:
+        raise ValueError(
+            f"sample_sizes has {sizes.size} entries but there are {n_users} sampled ranks; "
+            "give one sample size per user (or a single integer)"
+        )
+    return sizes
+
+
+def _check_em_options(max_iter, tol, init, n_items):
+    """Validate the EM options (before any kernel is computed) and return ``init``."""
+    if isinstance(max_iter, bool) or not isinstance(max_iter, (int, np.integer)) or max_iter < 1:
+        raise ValueError(f"max_iter must be a positive integer, got {max_iter!r}")
+    if not (isinstance(tol, (int, float, np.floating)) and np.isfinite(tol) and tol >= 0):
+        raise ValueError(f"tol must be a finite number >= 0, got {tol!r}")
+    return None if init is None else check_distribution(init, check_n_items(n_items), name="init")
+
+
+def _check_positive(name: str, value) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise ValueError(f"{name} must be a positive number, got {value!r}")
+    if not (np.isfinite(value) and value > 0):
+        raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
+    return float(value)
+
+
+def _effective_eta(eta, eta_scale: str, sample_size: int) -> float:
+    eta = _check_positive("eta", eta)
+    eta_scale = check_choice("eta_scale", eta_scale, ETA_SCALES)
+    return eta / sample_size if eta_scale == "code" else eta
+
+
+def wmle_weights(sampled_ranks, weight: str = "ndcg", c: float = DEFAULT_C) -> np.ndarray:
+    """WMLE weight w(r) = M(r / C) of each sampled rank (AAAI'21, text after eq. 23).
+
+    ``weight="ndcg"`` gives w(r) = 1 / log2(r/C + 1), ``weight="ap"`` gives w(r) = C / r.
+
+    Parameters
+    ----------
+    sampled_ranks : array_like of int
+        1-based sampled ranks r.
+    weight : {"ndcg", "ap"}
+        Metric function M used as decay.
+    c : float
+        The constant C > 0 that slows the decay (the paper uses C = 10).
+    """
+    weight = check_choice("WMLE weight", weight, WMLE_WEIGHTS)
+    c = _check_positive("c", c)
+    return rank_weight(weight, np.asarray(sampled_ranks, dtype=np.float64) / c, n_items=2)
+
+
+# ----------------------------------------------------------------------------- estimators
+
+
+def mle(
+    sampled_ranks,
+    n_items: int,
+    sample_size: int,
+    *,
+    scheme: str = "binomial",
+    max_iter: int = DEFAULT_MAX_ITER,
+    tol: float = DEFAULT_TOL,
+    init=None,
+    progress: bool = False,
+) -> np.ndarray:
+    """Maximum-likelihood estimate of P(R) by EM (Jin et al. AAAI 2021, eq. 19–21).
+
+    Maximises log L(π) = Σ_u log Σ_R π_R P(r_u | R) over the simplex with the EM update
+    π_R ← Σ_r P̃(r) π_R P(r | R) / Σ_R' π_R' P(r | R') (eq. 21), starting from the uniform
+    distribution.
+
+    Parameters
+    ----------
+    sampled_ranks : array_like of int
+        1-based sampled rank r_u of each user's held-out item, in 1..n.
+    n_items : int
+        Number of items N.
+    sample_size : int
+        Sample set size n (the target plus n - 1 sampled items).
+    scheme : {"binomial", "hypergeometric"}
+        Rank kernel: sampling with or without replacement.
+    max_iter : int
+        Maximum number of EM steps (default 5000).
+    tol : float
+        Stop when a step raises log L by at most ``tol * |log L|`` (default 1e-9).
+    init : array_like, optional
+        Starting distribution; uniform by default.
+    progress : bool
+        Show a progress bar.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(N,)`` estimate P̂(R), R = 1..N.
+    """
+    init = _check_em_options(max_iter, tol, init, n_items)
+    kernel, counts, _ = _observations(sampled_ranks, n_items, sample_size, scheme)
+    return em_mixture_weights(kernel, counts, max_iter=max_iter, tol=tol, init=init, progress=progress).weights
+
+
+def weighted_mle(
+    sampled_ranks,
+    n_items: int,
+    sample_size: int,
+    *,
+    weight: str = "ndcg",
+    c: float = DEFAULT_C,
+    scheme: str = "binomial",
+    max_iter: int = DEFAULT_MAX_ITER,
+    tol: float = DEFAULT_TOL,
+    init=None,
+    progress: bool = False,
+) -> np.ndarray:
+    """Weighted MLE of P(R) by EM (Jin et al. AAAI 2021, eq. 22–23).
+
+    Maximises Σ_u w(r_u) log Σ_R π_R P(r_u | R) with w(r) = M_NDCG(r/C) = 1/log2(r/C + 1)
+    (``weight="ndcg"``, the paper's choice, C = 10) or w(r) = M_AP(r/C) = C/r (``"ap"``).
+    The EM update is eq. 23, eq. 21 with P̃(r) replaced by P̃(r) w(r) / Σ_r' P̃(r') w(r').
+
+    Parameters
+    ----------
+    sampled_ranks, n_items, sample_size, scheme, max_iter, tol, init, progress
+        As in :func:`mle`.
+    weight : {"ndcg", "ap"}
+        Metric function used as the decay of the weights.
+    c : float
+        Constant C > 0 in w(r) = M(r / C).
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(N,)`` estimate P̂(R).
+    """
+    init = _check_em_options(max_iter, tol, init, n_items)
+    kernel, counts, distinct = _observations(sampled_ranks, n_items, sample_size, scheme)
+    obs_weights = counts * wmle_weights(distinct, weight, c)
+    return em_mixture_weights(
+        kernel, obs_weights, max_iter=max_iter, tol=tol, init=init, progress=progress
+    ).weights
+
+
+def adaptive_mle(
+    sampled_ranks,
+    n_items: int,
+    sample_sizes,
+    *,
+    scheme: str = "binomial",
+    max_iter: int = DEFAULT_MAX_ITER,
+    tol: float = DEFAULT_TOL,
+    init=None,
+    progress: bool = False,
+) -> np.ndarray:
+    """MLE of P(R) when each user has its own sample size n_u (Li et al. AAAI 2023, eq. 12, App. G).
+
+    Maximises Σ_u log Σ_R π_R P(r_u | R; n_u) by EM: φ_uR = π_R P(r_u | R; n_u) / Σ_R' (...),
+    π_R ← (1/M) Σ_u φ_uR (App. G eq. 21–22). Users are grouped by (n_u, r_u); with a single
+    sample size this is exactly :func:`mle`.
+
+    Parameters
+    ----------
+    sampled_ranks : array_like of int
+        1-based sampled rank r_u, in 1..n_u.
+    n_items : int
+        Number of items N.
+    sample_sizes : int or array_like of int
+        Sample set size n_u of each user (e.g. from adaptive sampling, AAAI'23 Algorithm 1),
+        or one size for all users.
+    scheme, max_iter, tol, init, progress
+        As in :func:`mle`.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(N,)`` estimate P̂(R).
+    """
+    init = _check_em_options(max_iter, tol, init, n_items)
+    kernel, counts = _adaptive_observations(sampled_ranks, n_items, sample_sizes, scheme)
+    return em_mixture_weights(kernel, counts, max_iter=max_iter, tol=tol, init=init, progress=progress).weights
+
+
+def mes(
+    sampled_ranks,
+    n_items: int,
+    sample_size: int,
+    *,
+    eta: float = DEFAULT_ETA,
+    eta_scale: str = "paper",
+    scheme: str = "binomial",
+    tol: float = MES_DEFAULT_TOL,
+    max_iter: int = 500,
+) -> np.ndarray:
+    """Maximal entropy with minimal distribution bias (Jin et al. AAAI 2021, eq. 24–27).
+
+    Solves min_π Σ_r P̃(r) (Σ_R P(r | R) π_R − P̃(r))² − η H(π) over the simplex, with
+    H(π) = −Σ_R π_R log π_R (natural log), exactly (to a certified duality gap) by Newton's
+    method on the d-dimensional dual (see :mod:`itemsampling.mes`).
+
+    Parameters
+    ----------
+    sampled_ranks, n_items, sample_size, scheme
+        As in :func:`mle`.
+    eta : float
+        Entropy weight η > 0 (default 0.001, the value used in AAAI'21 and AAAI'23).
+    eta_scale : {"paper", "code"}
+        ``"paper"`` uses η as given (eq. 26). ``"code"`` uses η / n: the AAAI'23 authors'
+        code multiplies the squared error by n, which has the same minimiser as dividing η
+        by n.
+    tol : float
+        Relative duality gap at which the solver stops (default 1e-10).
+    max_iter : int
+        Maximum number of Newton steps.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(N,)`` estimate P̂(R) (strictly positive).
+    """
+    _check_positive("tol", tol)
+    if isinstance(max_iter, bool) or not isinstance(max_iter, (int, np.integer)) or max_iter < 1:
+        raise ValueError(f"max_iter must be a positive integer, got {max_iter!r}")
+    eta_scale = check_choice("eta_scale", eta_scale, ETA_SCALES)
+    _check_positive("eta", eta)
+    kernel, counts, _ = _observations(sampled_ranks, n_items, sample_size, scheme)
+    eta = _effective_eta(eta, eta_scale, sample_size)
+    return solve_mes(kernel, counts / counts.sum(), eta, tol=tol, max_iter=max_iter).weights
+
+
+# ----------------------------------------------------------------------------- objectives
+
+
+def log_likelihood(distribution, sampled_ranks, n_items: int, sample_size, *, scheme: str = "binomial") -> float:
+    """Log-likelihood Σ_u log Σ_R π_R P(r_u | R; n_u) of a distribution π (AAAI'21 eq. 19).
+
+    ``sample_size`` may be one n for all users or an array of n_u (AAAI'23 eq. 12); this is
+    the objective that :func:`mle` and :func:`adaptive_mle` maximise.
+    """
+    kernel, counts = _likelihood_terms(sampled_ranks, n_items, sample_size, scheme)
+    pi = check_distribution(distribution, kernel.shape[0], name="distribution")
+    return mixture_log_likelihood(pi, kernel, counts)
+
+
+def weighted_log_likelihood(
+    distribution,
+    sampled_ranks,
+    n_items: int,
+    sample_size: int,
+    *,
+    weight: str = "ndcg",
+    c: float = DEFAULT_C,
+    scheme: str = "binomial",
+) -> float:
+    """Weighted log-likelihood Σ_u w(r_u) log Σ_R π_R P(r_u | R) (AAAI'21 eq. 22).
+
+    The objective that :func:`weighted_mle` maximises; see :func:`wmle_weights` for w(r).
+    """
+    kernel, counts, distinct = _observations(sampled_ranks, n_items, sample_size, scheme)
+    pi = check_distribution(distribution, kernel.shape[0], name="distribution")
+    return mixture_log_likelihood(pi, kernel, counts * wmle_weights(distinct, weight, c))
+
+
+def mes_objective(
+    distribution,
+    sampled_ranks,
+    n_items: int,
+    sample_size: int,
+    *,
+    eta: float = DEFAULT_ETA,
+    eta_scale: str = "paper",
+    scheme: str = "binomial",
+) -> float:
+    """MES objective Σ_r P̃(r) (Σ_R P(r | R) π_R − P̃(r))² − η H(π) (AAAI'21 eq. 25–26).
+
+    The value that :func:`mes` minimises (the negative of the paper's eq. 26 objective, which
+    is maximised), with η rescaled as in :func:`mes` for ``eta_scale="code"``.
+    """
+    kernel, counts, _ = _observations(sampled_ranks, n_items, sample_size, scheme)
+    pi = check_distribution(distribution, kernel.shape[0], name="distribution")
+    eta = _effective_eta(eta, eta_scale, sample_size)
+    return mes_objective_value(pi, kernel, counts / counts.sum(), eta)
+
+
+def _likelihood_terms(sampled_ranks, n_items, sample_size, scheme):
+    if np.ndim(sample_size) == 0:
+        kernel, counts, _ = _observations(sampled_ranks, n_items, sample_size, scheme)
+        return kernel, counts
+    return _adaptive_observations(sampled_ranks, n_items, sample_size, scheme)
