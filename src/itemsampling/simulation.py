@@ -318,17 +318,26 @@ def sampling_cost(sizes, ranks=None, n0: int | None = None, n_max: int | None = 
     return pd.DataFrame(out)
 
 
-def _pmf_from_support(support, weights, n_items: int, sample_size: int, scheme: str) -> np.ndarray:
-    """Σ_R weights_R P(r | R) over r = 1..n, with R running over ``support`` (row blocks)."""
-    r = np.arange(1, sample_size + 1)
-    step = max(1, _BLOCK_ENTRIES // sample_size)
-    out = np.zeros(sample_size)
+def _pmf_from_support(support, weights, n_items: int, sample_size: int, scheme: str,
+                      n_ranks: int | None = None) -> np.ndarray:
+    """Σ_R weights_R P(r | R) for r = 1..n_ranks (default n), R running over ``support``.
+
+    Computed in row blocks. Whole rows (n_ranks = n) are renormalised to sum to one, as in
+    :func:`rank_kernel`, which cancels the rounding of the shared log-normaliser and keeps
+    expectations accurate to ~1e-13; a prefix of the rows is used as exact log probabilities.
+    """
+    n_ranks = sample_size if n_ranks is None else n_ranks
+    r = np.arange(1, n_ranks + 1)
+    step = max(1, _BLOCK_ENTRIES // n_ranks)
+    out = np.zeros(n_ranks)
     for start in range(0, support.size, step):
         logp = log_kernel_block(support[start : start + step], r, n_items, sample_size, scheme)
-        p = np.exp(logp - logp.max(axis=1, keepdims=True))
-        # renormalising each row, as rank_kernel does, cancels the rounding of the shared
-        # log-normaliser and keeps expectations accurate to ~1e-13
-        out += weights[start : start + step] @ (p / p.sum(axis=1, keepdims=True))
+        if n_ranks == sample_size:
+            p = np.exp(logp - logp.max(axis=1, keepdims=True))
+            p /= p.sum(axis=1, keepdims=True)
+        else:
+            p = np.exp(logp)
+        out += weights[start : start + step] @ p
     return out
 
 
@@ -368,7 +377,8 @@ def expected_sampled_metric(
 
     Krichene & Rendle KDD 2020 eq. 16: E[M(r) | R] = Σ_{r=1}^n P(r | R) M(r), averaged over
     users. The metric is evaluated on the sample set of n items, so AUC uses n in place of N,
-    AUC_n(r) = (n - r)/(n - 1) (K&R eq. 7). Users with equal (R_u, N_u) share one kernel row.
+    AUC_n(r) = (n - r)/(n - 1) (K&R eq. 7). Users with equal (R_u, N_u) share one kernel row,
+    and only the sampled ranks r <= k are evaluated, so the cost is (distinct R_u) x min(k, n).
 
     Parameters
     ----------
@@ -398,10 +408,12 @@ def expected_sampled_metric(
     n = check_sample_size(sample_size, int(N.min()))
     if metric == "auc" and n < 2:
         raise ValueError("AUC on the sample needs n >= 2 (AUC_n(r) = (n - r)/(n - 1))")
-    weights = rank_weight(metric, np.arange(1, n + 1), n, k)
+    # only sampled ranks r <= k carry weight: the cost is (distinct R_u) x min(k, n)
+    n_ranks = n if k is None else min(int(k), n)
+    weights = rank_weight(metric, np.arange(1, n_ranks + 1), n, k)
     total = 0.0
     for N_value in np.unique(N):
         values, counts = np.unique(R[N == N_value], return_counts=True)
-        pmf = _pmf_from_support(values, counts.astype(np.float64), int(N_value), n, scheme)
+        pmf = _pmf_from_support(values, counts.astype(np.float64), int(N_value), n, scheme, n_ranks)
         total += float(pmf @ weights)
     return total / R.size
