@@ -209,6 +209,8 @@ def test_truncated_weights_give_the_same_cls():
     ("call", "match"),
     [
         (lambda: C.bv_operator(50, 5, gamma=-0.1), "gamma must be"),
+        # γ = 0 with n = 100: the Gram matrix of the binomial kernel is numerically singular
+        (lambda: C.bv_operator(500, 100, gamma=0.0), "not numerically positive definite; use gamma > 0"),
         (lambda: C.bv_operator(50, 5, gamma=float("nan")), "gamma must be"),
         (lambda: C.mn_operator(50, 5, 0), "n_users"),
         (lambda: C.mn_operator(50, 5, 10, prior=np.ones(50)), "sum to 1"),

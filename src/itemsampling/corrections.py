@@ -9,15 +9,13 @@ target ``M_j(R) = 1{R <= K} M(R)`` for R = 1..L, and every rank beyond L has wei
 top-K metric needs only its first K rows, so all metrics for K = 1..50 fit in a 50 x m matrix
 even when N is a million.
 
-=================== ================================================================ ==========
-function            correction                                                       paper
-=================== ================================================================ ==========
-``sampled``         the naive metric at the sampled rank, M̂(r) = metric@K(r; n)     KDD'20 §2
-``rank_estimate``   the metric at the unbiased rank estimate 1 + (N-1)(r-1)/(n-1)     KDD'20 (20)
-``cls``             least squares bias with a monotone constraint                    KDD'20 (21)
-``bv_operator``     bias² + γ variance, a linear operator M̂ = W M                    KDD'20 (24-26)
-``mn_operator``     the MSE bound L1 + L2 with M users, a linear operator M̂ = W M    AAAI'23 (10-11)
-=================== ================================================================ ==========
+- ``sampled``: the naive metric at the sampled rank, M̂(r) = metric@K(r; n) (KDD'20 §2).
+- ``rank_estimate``: the metric at the unbiased rank estimate 1 + (N-1)(r-1)/(n-1)
+  (KDD'20 eq. 20).
+- ``cls``: least squares bias with a monotone constraint (KDD'20 eq. 21, §6.3).
+- ``bv_operator``: bias² + γ variance, a linear operator M̂ = W M (KDD'20 eq. 24-26).
+- ``mn_operator``: the MSE bound L1 + L2 with M users, a linear operator M̂ = W M
+  (AAAI'23 eq. 7-11).
 
 BV and MN are linear in the target: ``M̂ = W M`` with ``W = G⁻¹ Kᵀ diag(p)`` (n x N), where K is
 the rank kernel P(r | R), p the prior P(R) and G an n x n positive definite matrix. A
@@ -325,9 +323,9 @@ def mn_operator(n_items: int, sample_size: int, n_users: int, *, prior=None,
     sample_size = check_sample_size(sample_size, n_items)
     p = _check_prior(prior, n_items)
     kernel = rank_kernel(n_items, sample_size, scheme)
-    # Σ_R Var[M̂ | R] = xᵀ (Λ₁ - KᵀK) x; accumulate Λ₁ - KᵀK as one matrix
-    spread = np.diag(kernel.sum(axis=0)) - kernel.T @ kernel
-    system = kernel.T @ (p[:, None] * kernel) + spread / n_users
+    # Kᵀ D K - (1/M) KᵀK + (1/M) Λ₁ = Kᵀ diag(p - 1/M) K + (1/M) Λ₁: one n x n product
+    system = kernel.T @ ((p - 1.0 / n_users)[:, None] * kernel)
+    system[np.diag_indices_from(system)] += kernel.sum(axis=0) / n_users
     return LinearCorrection(kernel, p, _factor(system, "MN", "check the prior"))
 
 

@@ -9,41 +9,37 @@ metrics ``metric@K = (1/M) Σ_u 1{R_u <= K} M(R_u)``:
 * **rank distributions** (:mod:`itemsampling.distributions`) estimate P(R) once and plug it into
   every metric, ``Σ_R P̂(R) 1{R <= K} M(R)`` (Jin et al., AAAI 2021, eq. 14).
 
-=============== ================================================================ ========= ======
-method          estimator                                                        reference P(R)
-=============== ================================================================ ========= ======
-``sampled``     the naive metric on the sampled rank                             KDD'20    no
-``rank_estimate`` metric at the rank estimate 1 + (N-1)(r-1)/(n-1)               KDD'20 20 no
-``cls``         least squares with a monotone constraint (prior: uniform)        KDD'20 21 no
-``bv``          bias² + γ variance (prior: uniform or ``prior``)                  KDD'20 25 eq. 15
-``mn``          minimal MSE bound with M users (prior: uniform or ``prior``)      AAAI'23 11 eq. 15
-``mle``         maximum likelihood by EM                                          AAAI'21 21 yes
-``wmle``        weighted maximum likelihood                                       AAAI'21 23 yes
-``mes``         maximal entropy with squared distribution distance                AAAI'21 26 yes
-``bv_mle``      BV with the MLE of P(R) from the same ranks as prior              AAAI'23   eq. 15
-``bv_mes``      BV with the MES estimate as prior                                 AAAI'23   eq. 15
-``mn_mle``      MN with the MLE as prior                                          AAAI'23   eq. 15
-``mn_mes``      MN with the MES estimate as prior                                 AAAI'23   eq. 15
-``adaptive_mle`` MLE with a per-user sample size n_u (adaptive sampling)          AAAI'23 12 yes
-=============== ================================================================ ========= ======
+Methods (reference; whether the method defines an estimate of P(R)):
 
-"eq. 15" means that the linear correction defines P̂(R) = Σ_r P̃(r) W[r, R] (Jin et al.,
+- ``sampled``: the naive metric on the sampled rank (KDD'20 §2; no P(R)).
+- ``rank_estimate``: the metric at the rank estimate 1 + (N-1)(r-1)/(n-1) (KDD'20 eq. 20; no).
+- ``cls``: least squares with a monotone constraint, uniform or given prior (KDD'20 eq. 21; no).
+- ``bv``: bias² + γ variance, uniform or given prior (KDD'20 eq. 24-26; P(R) by eq. 15).
+- ``mn``: minimal MSE bound with M users, uniform or given prior (AAAI'23 eq. 10-11; eq. 15).
+- ``mle``: maximum likelihood by EM (AAAI'21 eq. 19-21; yes).
+- ``wmle``: weighted maximum likelihood (AAAI'21 eq. 22-23; yes).
+- ``mes``: maximal entropy with squared distribution distance (AAAI'21 eq. 24-27; yes).
+- ``bv_mle``, ``bv_mes``: BV whose prior is the MLE / MES estimate (AAAI'23 App. I; eq. 15).
+- ``mn_mle``, ``mn_mes``: MN whose prior is the MLE / MES estimate (AAAI'23 §3.2; eq. 15).
+- ``adaptive_mle``: MLE with a per-user sample size n_u (AAAI'23 eq. 12, App. G; yes).
+
+"eq. 15" means that the linear correction W defines P̂(R) = Σ_r P̃(r) W[r, R] (Jin et al.,
 AAAI 2021, eq. 15). The priors of ``bv_mle`` ... ``mn_mes`` are always estimated from the same
 sampled ranks that are then corrected.
 
-Options (keyword arguments; each method accepts only those that it uses):
+Options (keyword arguments; each method accepts only those it uses, see
+:func:`method_options`):
 
-============== ==================================================================================
-``scheme``     ``"binomial"`` (default; sampling with replacement) or ``"hypergeometric"``; every
-               method accepts it, but ``sampled`` and ``rank_estimate`` do not depend on it
-``gamma``      BV variance weight γ >= 0 (default 0.01)
-``prior``      (N,) prior P(R) for ``cls``, ``bv`` and ``mn`` (default uniform)
-``n_users``    MN's number of users M (default: the number of sampled ranks)
-``eta``        MES entropy weight η (default 0.001); ``eta_scale`` ``"paper"`` | ``"code"`` (η/n)
-``weight``/``c`` WMLE weight w(r) = M(r/C), ``"ndcg"`` or ``"ap"``, C = 10
-``max_iter``, ``tol`` iteration cap and tolerance of EM (MLE family) or of the MES solver
-``init``, ``progress`` EM start distribution and progress bar (MLE family)
-============== ==================================================================================
+- ``scheme``: ``"binomial"`` (default; sampling with replacement) or ``"hypergeometric"``;
+  every method accepts it, but ``sampled`` and ``rank_estimate`` do not depend on it.
+- ``gamma``: BV variance weight γ >= 0 (default 0.01).
+- ``prior``: an (N,) prior P(R) for ``cls``, ``bv`` and ``mn`` (default uniform).
+- ``n_users``: MN's number of users M (default: the number of sampled ranks).
+- ``eta``, ``eta_scale``: MES entropy weight η (default 0.001) and its scale, ``"paper"`` (η as
+  in AAAI'21 eq. 26) or ``"code"`` (η/n, as the AAAI'23 code's n-times squared error amounts to).
+- ``weight``, ``c``: WMLE weight w(r) = M(r/C), ``"ndcg"`` or ``"ap"``, C = 10.
+- ``max_iter``, ``tol``: iteration cap and tolerance of EM (MLE family) or of the MES solver.
+- ``init``, ``progress``: EM start distribution and progress bar (MLE family).
 """
 
 from __future__ import annotations
@@ -194,7 +190,8 @@ def estimate(
     Examples
     --------
     >>> import numpy as np, itemsampling as its
-    >>> ranks = its.sample_ranks(np.arange(1, 1001), 1000, 100, rng=0)
+    >>> global_ranks = np.arange(1, 1001).repeat(10)  # P(R) uniform on 1..1000
+    >>> ranks = its.sample_ranks(global_ranks, 1000, 100, rng=0)
     >>> its.estimate(ranks, 1000, 100, "mle", metrics="recall", ks=[100]).round(2)
        metric    k  estimate
     0  recall  100       0.1
