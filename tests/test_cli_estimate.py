@@ -13,7 +13,7 @@ import pytest
 import itemsampling as its
 from itemsampling.cli import main
 from itemsampling.commands.estimate import parse_ks
-from itemsampling.estimate import estimate
+from itemsampling.estimators import estimate
 
 N_ITEMS, SAMPLE_SIZE = 400, 50
 

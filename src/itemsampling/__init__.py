@@ -18,38 +18,26 @@ References: Krichene & Rendle, KDD 2020; Li, Jin, Gao & Liu, KDD 2020; Jin, Li, 
 Liu, AAAI 2021; Li, Jin, Liu, Ren, Gao & Liu, AAAI 2023.
 """
 
-from __future__ import annotations
-
-import importlib
+from .estimators import METHODS, estimate, rank_distribution
+from .kernels import kernel_columns, rank_kernel
+from .mappings import expected_sampled_hit_ratio, fit_beta, mapping
+from .metrics import global_metrics, metric_weights
+from .simulation import adaptive_sample_ranks, sample_ranks, sampling_cost
 
 __version__ = "0.1.0"
 
-_PUBLIC = {
-    "metric_weights": "metrics",
-    "global_metrics": "metrics",
-    "rank_kernel": "kernels",
-    "kernel_columns": "kernels",
-    "sample_ranks": "simulation",
-    "adaptive_sample_ranks": "simulation",
-    "sampling_cost": "simulation",
-    "mapping": "mapping",
-    "fit_beta": "mapping",
-    "expected_sampled_hit_ratio": "mapping",
-    "rank_distribution": "estimate",
-    "estimate": "estimate",
-    "METHODS": "estimate",
-}
-
-__all__ = sorted(_PUBLIC)
-
-
-def __getattr__(name: str):
-    """Import public functions on first use, so ``import itemsampling`` stays light."""
-    if name in _PUBLIC:
-        module = importlib.import_module(f".{_PUBLIC[name]}", __name__)
-        return getattr(module, name)
-    raise AttributeError(f"module 'itemsampling' has no attribute {name!r}")
-
-
-def __dir__():
-    return sorted(list(globals()) + __all__)
+__all__ = [
+    "METHODS",
+    "adaptive_sample_ranks",
+    "estimate",
+    "expected_sampled_hit_ratio",
+    "fit_beta",
+    "global_metrics",
+    "kernel_columns",
+    "mapping",
+    "metric_weights",
+    "rank_distribution",
+    "rank_kernel",
+    "sample_ranks",
+    "sampling_cost",
+]

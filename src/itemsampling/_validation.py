@@ -75,7 +75,7 @@ def check_ranks(ranks, upper, name: str = "ranks") -> np.ndarray:
         frac = arr != np.round(arr)
         if frac.any():
             raise ValueError(
-                f"{name} must be whole numbers; found {arr[frac][0]!r} (and {int(frac.sum()) - 1} more)"
+                f"{name} must be whole numbers; found {arr[frac][0].item()!r} (and {int(frac.sum()) - 1} more)"
             )
     arr = arr.astype(np.int64)
     upper_arr = np.broadcast_to(np.asarray(upper, dtype=np.int64), arr.shape)

@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..estimate import METHODS, estimate, method_options
+from ..estimators import METHODS, estimate, method_options
 from ..kernels import SCHEMES
 from ..metrics import METRICS
 

@@ -7,7 +7,7 @@ from scipy.special import beta as beta_fn
 from scipy.special import comb as comb_float
 
 import itemsampling as its
-from itemsampling.mapping import expected_sampled_hit_ratio, fit_beta, mapping
+from itemsampling.mappings import expected_sampled_hit_ratio, fit_beta, mapping
 from itemsampling.simulation import sample_ranks
 
 # ---------------------------------------------------------------------------- linear and bound

@@ -6,7 +6,7 @@ import pytest
 
 import itemsampling as its
 from itemsampling import corrections, distributions
-from itemsampling.estimate import (
+from itemsampling.estimators import (
     METHODS,
     RANK_DISTRIBUTION_METHODS,
     estimate,
@@ -208,7 +208,7 @@ def test_every_method_runs_and_accepts_scheme(small):
 
 
 def test_package_level_estimate_works_after_importing_the_submodule(small):
-    import itemsampling.estimate  # noqa: F401  (binds the package attribute to the module)
+    import itemsampling.estimators  # noqa: F401
 
     first = its.estimate(small, 300, 40, "mle", "recall", 10)
     second = its.estimate(small, 300, 40, "mle", "recall", 10)

@@ -44,8 +44,6 @@ Options (keyword arguments; each method accepts only those it uses, see
 
 from __future__ import annotations
 
-import sys
-import types
 from collections.abc import Iterable, Sequence
 
 import numpy as np
@@ -323,19 +321,3 @@ def _target_weights(pairs, n_items: int) -> np.ndarray:
     top = n_items if None in cutoffs else min(n_items, max(cutoffs))
     ranks = np.arange(1, top + 1)
     return np.column_stack([rank_weight(metric, ranks, n_items, k) for metric, k in pairs])
-
-
-class _CallableModule(types.ModuleType):
-    """This module, callable as its function :func:`estimate`.
-
-    The package exposes the function ``itemsampling.estimate``, but importing the submodule
-    ``itemsampling.estimate`` (as the command line does) makes Python bind the package attribute
-    ``estimate`` to this module. Making the module callable keeps ``its.estimate(...)`` working
-    in every import order.
-    """
-
-    def __call__(self, *args, **kwargs) -> pd.DataFrame:
-        return estimate(*args, **kwargs)
-
-
-sys.modules[__name__].__class__ = _CallableModule
