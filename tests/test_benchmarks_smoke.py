@@ -1,0 +1,85 @@
+"""Smoke run of benchmarks/bench_estimators.py --quick: the table parses and the methods agree.
+
+Only the agreement columns are checked (objective gap of MES against cvxpy, max abs difference
+of adaptive MLE against per-user EM and of BV/MN against separate solves); timings are never
+asserted.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_estimators.py"
+EXPECTED_TASKS = {"mes", "adaptive_mle", "bv", "mn", "estimate"}
+END_TO_END = {"mle", "wmle", "mes", "bv_mle", "mn_mes"}
+#: the tolerance of each check, independent of the one the script prints
+TOLERANCES = {"rel_objective_gap": 1e-6, "max_abs_diff_P(R)": 1e-9, "max_abs_diff_estimate": 1e-8}
+
+
+def parse_table(stdout: str) -> list[dict[str, str]]:
+    lines = [line for line in stdout.splitlines() if line.startswith("|")]
+    assert len(lines) >= 3, f"no table in the output:\n{stdout}"
+    header = [cell.strip() for cell in lines[0].strip("|").split("|")]
+    assert set(lines[1].strip("|").split("|")) == {"---"}
+    rows = []
+    for line in lines[2:]:
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        assert len(cells) == len(header), line
+        rows.append(dict(zip(header, cells, strict=True)))
+    return rows
+
+
+@pytest.fixture(scope="module")
+def quick_run(tmp_path_factory):
+    csv_path = tmp_path_factory.mktemp("bench") / "quick.csv"
+    done = subprocess.run(
+        [sys.executable, str(SCRIPT), "--quick", "--output", str(csv_path)],
+        capture_output=True, text=True, timeout=600, check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout, csv_path
+
+
+@pytest.mark.slow
+def test_quick_table_parses_and_covers_every_comparison(quick_run):
+    stdout, csv_path = quick_run
+    assert "# load average at start" in stdout
+    rows = parse_table(stdout)
+    for size in ("a", "b"):
+        mine = [r for r in rows if r["size"] == size]
+        assert {r["task"] for r in mine} == EXPECTED_TASKS
+        assert {r["method"] for r in mine if r["task"] == "estimate"} == END_TO_END
+    for r in rows:
+        assert float(r["time_s"]) > 0 and float(r["peak_MiB"]) > 0
+        if r["baseline"]:
+            assert float(r["base_time_s"]) > 0 and float(r["speedup"]) > 0
+    with open(csv_path, newline="") as fh:
+        assert len(list(csv.DictReader(fh))) == len(rows)
+
+
+@pytest.mark.slow
+def test_quick_agreement_within_tolerance(quick_run):
+    rows = [r for r in parse_table(quick_run[0]) if r["check"]]
+    assert {r["task"] for r in rows} == {"mes", "adaptive_mle", "bv", "mn"}
+    assert len(rows) == 8
+    for r in rows:
+        value = float(r["value"])
+        assert math.isfinite(value), r  # e.g. the cvxpy baseline did not finish
+        assert value <= TOLERANCES[r["check"]], r
+        assert r["ok"] == "yes", r
+
+
+@pytest.mark.slow
+def test_quick_mes_objectives_printed_and_equal(quick_run):
+    for r in parse_table(quick_run[0]):
+        if r["task"] == "mes":
+            fields = dict(item.split("=") for item in r["detail"].split() if item.startswith("f_"))
+            ours, cvx = float(fields["f_ours"]), float(fields["f_cvxpy"])
+            assert abs(ours - cvx) <= 1e-6 * abs(ours)
+            assert ours <= cvx + 1e-9 * abs(ours)  # ours is certified optimal to 1e-10
