@@ -214,6 +214,20 @@ def test_mle_error_shrinks_with_more_users():
     assert errors[200_000] < errors[2_000] / 3
 
 
+def test_default_em_steps_estimate_better_than_running_em_longer():
+    """The docstring claim behind max_iter=100: EM run 30x longer fits the noise in P̃(r).
+
+    (Over 10 seeds: mean error 1.6 % with 100 steps vs 4.6 % with 3,000; 9 of 10 seeds better.)
+    """
+    P = _zipf(500)
+    default, longer = [], []
+    for seed in range(4):
+        _, r = _simulate(P, 50, 20_000, np.random.default_rng(seed))
+        default.append(_rel_metric_errors(mle(r, 500, 50), P).mean())
+        longer.append(_rel_metric_errors(mle(r, 500, 50, max_iter=3_000, tol=0), P).mean())
+    assert np.mean(default) < 0.6 * np.mean(longer)
+
+
 def test_adaptive_mle_recovers_global_metrics():
     """Adaptive sampling (AAAI'23 Alg. 1: double n while r_u = 1, up to n_max), then adaptive MLE.
 

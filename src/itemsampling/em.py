@@ -26,7 +26,7 @@ from tqdm.auto import tqdm
 
 __all__ = ["DEFAULT_MAX_ITER", "DEFAULT_TOL", "EMResult", "em_mixture_weights", "mixture_log_likelihood"]
 
-#: default cap on the number of EM steps
+#: default number of EM steps: the AAAI'23 authors' code runs exactly 100 from the uniform start
 DEFAULT_MAX_ITER = 100
 #: default stopping threshold on the relative increase of the log-likelihood per step
 DEFAULT_TOL = 1e-9
