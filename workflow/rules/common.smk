@@ -124,7 +124,7 @@ def report_figures(notebook, figures):
 
 def notebook_parameters(notebook):
     """Papermill parameters of a notebook, as a JSON string (JSON is valid YAML)."""
-    common = {"seed": config["seed"], "results_dir": "results", "figures_dir": "figures"}
+    common = {"seed": config["seed"], "root": "."}
     if notebook == NB_DATA:
         params = {
             "datasets": config["train"],
@@ -150,6 +150,12 @@ def sampled_metrics_ranks(wildcards):
         label: ranks_file(study["dataset"], model, study["protocol"])
         for label, model in study["recommenders"].items()
     }
+
+
+def sampled_metrics_ranks_option(wildcards, input):
+    """``LABEL=PATH ...`` for ``--ranks`` of ``python -m itemsampling.experiments_krichene``."""
+    labels = config["sampled_metrics"]["recommenders"]
+    return " ".join(f"{label}={input[label]}" for label in labels)
 
 
 def data_notebook_inputs(wildcards):

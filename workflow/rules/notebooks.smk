@@ -23,6 +23,7 @@ rule notebook_data_and_models:
         mem_mb=4000,
         runtime=30,
     shell:
+        "env OMP_NUM_THREADS={threads} OPENBLAS_NUM_THREADS={threads} MKL_NUM_THREADS={threads} "
         "papermill {input.notebook:q} {output.notebook} --kernel python3 --cwd . "
         "--parameters_yaml {params.parameters:q} > {log} 2>&1"
 
@@ -57,6 +58,7 @@ rule notebook_sampled_metrics:
         mem_mb=4000,
         runtime=30,
     shell:
+        "env OMP_NUM_THREADS={threads} OPENBLAS_NUM_THREADS={threads} MKL_NUM_THREADS={threads} "
         "papermill {input.notebook:q} {output.notebook} --kernel python3 --cwd . "
         "--parameters_yaml {params.parameters:q} > {log} 2>&1"
 

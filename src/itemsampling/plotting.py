@@ -1,0 +1,190 @@
+"""One figure style for every notebook, and the writers of notebook outputs.
+
+Figures are made for citing: they are readable at single-column width (3.3 in), have labelled
+axes, use the colour-blind-safe Okabe–Ito palette (Okabe & Ito, 2008, "Color Universal Design")
+and are written as a vector PDF plus a PNG for reading. The PDF carries the git commit and the
+parameters that made it in its metadata and no creation date, so a rerun with the same inputs
+writes the same bytes.
+
+=================================== ==========================================================
+``apply_style()``                    set the shared matplotlib style (rcParams)
+``new_figure(ncols, nrows, ...)``    a figure of single- or double-column width
+``save_figure(fig, notebook, name)`` write ``figures/<notebook>/<name>.pdf`` and ``.png``
+``save_table(frame, notebook, name)`` write ``results/tables/<notebook>/<name>.csv``
+``git_commit()``                     the commit of the working tree (``+dirty`` if modified)
+=================================== ==========================================================
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Mapping
+from pathlib import Path
+
+import matplotlib as mpl
+import matplotlib.pyplot as plt
+import pandas as pd
+
+from .experiments_krichene import write_table
+
+__all__ = [
+    "OKABE_ITO",
+    "SINGLE_COLUMN",
+    "STYLE",
+    "apply_style",
+    "git_commit",
+    "new_figure",
+    "save_figure",
+    "save_table",
+]
+
+#: Okabe–Ito colours, in the order used for successive lines (black last).
+OKABE_ITO = (
+    "#0072B2",  # blue
+    "#E69F00",  # orange
+    "#009E73",  # bluish green
+    "#D55E00",  # vermillion
+    "#CC79A7",  # reddish purple
+    "#56B4E9",  # sky blue
+    "#F0E442",  # yellow
+    "#000000",  # black
+)
+#: Width of one column of a two-column paper, in inches.
+SINGLE_COLUMN = 3.3
+#: Width of a figure spanning both columns, in inches.
+DOUBLE_COLUMN = 6.9
+
+#: matplotlib rcParams of the shared style.
+STYLE = {
+    "figure.figsize": (SINGLE_COLUMN, SINGLE_COLUMN * 0.75),
+    "figure.dpi": 150,
+    "savefig.dpi": 300,
+    "savefig.bbox": "tight",
+    "savefig.pad_inches": 0.02,
+    "font.size": 8,
+    "axes.titlesize": 8,
+    "axes.labelsize": 8,
+    "legend.fontsize": 7,
+    "xtick.labelsize": 7,
+    "ytick.labelsize": 7,
+    "lines.linewidth": 1.2,
+    "lines.markersize": 3.5,
+    "axes.grid": True,
+    "grid.linewidth": 0.4,
+    "grid.alpha": 0.4,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "axes.prop_cycle": mpl.cycler(color=list(OKABE_ITO)),
+    "legend.frameon": False,
+    "pdf.fonttype": 42,  # embed TrueType fonts, so text stays text in the PDF
+    "ps.fonttype": 42,
+    "svg.hashsalt": "itemsampling",
+}
+
+
+def apply_style() -> None:
+    """Set the shared style in :data:`matplotlib.rcParams` (idempotent)."""
+    mpl.rcParams.update(STYLE)
+
+
+def new_figure(ncols: int = 1, nrows: int = 1, width: str | float = "single",
+               aspect: float = 0.75, **subplots_kw):
+    """A figure in the shared style, sized for a paper column.
+
+    Parameters
+    ----------
+    ncols, nrows : int
+        Grid of axes.
+    width : {"single", "double"} or float
+        Single column (3.3 in), both columns (6.9 in) or a width in inches.
+    aspect : float
+        Height of one row of axes relative to the width of one column of axes.
+    **subplots_kw
+        Passed to :func:`matplotlib.pyplot.subplots` (e.g. ``sharey=True``).
+
+    Returns
+    -------
+    (matplotlib.figure.Figure, axes)
+    """
+    apply_style()
+    if width == "single":
+        inches = SINGLE_COLUMN
+    elif width == "double":
+        inches = DOUBLE_COLUMN
+    elif isinstance(width, (int, float)) and not isinstance(width, bool) and width > 0:
+        inches = float(width)
+    else:
+        raise ValueError(f"width must be 'single', 'double' or a positive number of inches, got {width!r}")
+    height = inches / ncols * aspect * nrows
+    return plt.subplots(nrows, ncols, figsize=(inches, height), layout="constrained", **subplots_kw)
+
+
+def git_commit(root: str | Path = ".") -> str:
+    """The commit checked out in ``root`` (``+dirty`` if tracked files differ), or ``unknown``."""
+    try:
+        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, check=True,
+                                capture_output=True, text=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
+                               check=True, capture_output=True, text=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return f"{commit}+dirty" if dirty else commit
+
+
+def _parameters_text(params: Mapping | None) -> str:
+    return json.dumps(dict(params or {}), sort_keys=True, default=str)
+
+
+def save_figure(fig, notebook: str, name: str, params: Mapping | None = None,
+                root: str | Path = ".", close: bool = True) -> tuple[Path, Path]:
+    """Write ``figures/<notebook>/<name>.pdf`` (vector) and ``.png`` under ``root``.
+
+    The PDF metadata holds the title, the git commit (``Keywords``) and the parameters as JSON
+    (``Subject``); the creation date is left out so that reruns write identical bytes. The PNG
+    carries the same text in its ``Description`` and ``Software`` fields.
+
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+        The figure.
+    notebook, name : str
+        Output folder (the notebook that makes the figure) and file stem.
+    params : mapping, optional
+        Parameters that determine the figure (JSON-serialisable; others are written with str).
+    root : str or Path
+        Folder that holds ``figures/``.
+    close : bool
+        Close the figure after saving (keeps notebooks light).
+
+    Returns
+    -------
+    (Path, Path)
+        The PDF and PNG paths.
+    """
+    for label, value in (("notebook", notebook), ("name", name)):
+        if not isinstance(value, str) or not value or "/" in value:
+            raise ValueError(f"{label} must be a non-empty file name without '/', got {value!r}")
+    out_dir = Path(root) / "figures" / notebook
+    out_dir.mkdir(parents=True, exist_ok=True)
+    commit = git_commit(root)
+    text = _parameters_text(params)
+    pdf, png = out_dir / f"{name}.pdf", out_dir / f"{name}.png"
+    fig.savefig(pdf, metadata={"Title": f"{notebook}/{name}", "Subject": text,
+                               "Keywords": f"git commit {commit}", "Creator": "itemsampling",
+                               "CreationDate": None, "ModDate": None})
+    fig.savefig(png, metadata={"Title": f"{notebook}/{name}", "Description": text,
+                               "Software": f"itemsampling, git commit {commit}"})
+    if close:
+        plt.close(fig)
+    return pdf, png
+
+
+def save_table(frame: pd.DataFrame, notebook: str, name: str, root: str | Path = ".") -> Path:
+    """Write ``results/tables/<notebook>/<name>.csv`` under ``root`` with deterministic floats."""
+    for label, value in (("notebook", notebook), ("name", name)):
+        if not isinstance(value, str) or not value or "/" in value:
+            raise ValueError(f"{label} must be a non-empty file name without '/', got {value!r}")
+    path = Path(root) / "results" / "tables" / notebook / f"{name}.csv"
+    write_table(frame, path)
+    return path
