@@ -14,7 +14,7 @@ from itemsampling.distributions import (
     weighted_mle,
     wmle_weights,
 )
-from itemsampling.em import em_mixture_weights
+from itemsampling.em import BandedKernel, em_mixture_weights
 from itemsampling.kernels import kernel_columns
 from itemsampling.metrics import metric_weights
 
@@ -109,6 +109,27 @@ def test_wmle_weights_follow_the_metric_functions():
     np.testing.assert_allclose(wmle_weights(r, "ndcg", 10), 1 / np.log2(r / 10 + 1))
     np.testing.assert_allclose(wmle_weights(r, "ap", 10), 10 / r)
     assert wmle_weights([10], "ndcg", 10)[0] == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("scheme", ["binomial", "hypergeometric"])
+def test_banded_kernel_products_match_dense(scheme):
+    rng = np.random.default_rng(0)
+    N = 3_000
+    blocks = [kernel_columns(N, n, np.unique(rng.integers(1, n + 1, size=n)), scheme) for n in (50, 400, 1_000)]
+    K = np.concatenate(blocks, axis=1)
+    bounds = np.cumsum([0] + [b.shape[1] for b in blocks])
+    banded = BandedKernel(K, groups=bounds)
+    stored = sum(tile.size for *_, tile in banded.tiles)
+    assert stored < 0.5 * K.size  # the band is a small part of the matrix
+    v, x = rng.random(K.shape[1]), rng.random(N)
+    np.testing.assert_allclose(banded.matvec(v), K @ v, rtol=1e-14)
+    np.testing.assert_allclose(banded.rmatvec(x), K.T @ x, rtol=1e-14, atol=1e-300)
+    one = BandedKernel(blocks[1])
+    upper = np.triu_indices(blocks[1].shape[1])
+    dense = blocks[1].T @ (x[:, None] * blocks[1])
+    np.testing.assert_allclose(one.gram_upper(x)[upper], dense[upper], rtol=1e-12, atol=1e-14 * dense.max())
+    with pytest.raises(ValueError, match="single column group"):
+        banded.gram_upper(x)
 
 
 # ---------------------------------------------------------------- monotonicity of EM

@@ -15,21 +15,105 @@ and one EM step is (AAAI'21 eq. 21 and 23; AAAI'23 eq. 21–22 in App. G)
 
 two matrix–vector products of size N x d. EM never decreases ℓ, and its fixed points with
 π > 0 satisfy the Karush–Kuhn–Tucker conditions of max ℓ over the simplex.
+
+Row R of a rank kernel is a distribution over r (binomial or hypergeometric) concentrated
+around its mean, so :class:`BandedKernel` keeps only the band of entries above 1e-20 of their
+row maximum, in tiles of consecutive rows; the products then cost a fraction of N x d.
 """
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.linalg.blas import dsyrk
 from tqdm.auto import tqdm
 
-__all__ = ["DEFAULT_MAX_ITER", "DEFAULT_TOL", "EMResult", "em_mixture_weights", "mixture_log_likelihood"]
+__all__ = [
+    "DEFAULT_MAX_ITER",
+    "DEFAULT_TOL",
+    "BandedKernel",
+    "EMResult",
+    "em_mixture_weights",
+    "mixture_log_likelihood",
+]
 
 #: default number of EM steps: the AAAI'23 authors' code runs exactly 100 from the uniform start
 DEFAULT_MAX_ITER = 100
 #: default stopping threshold on the relative increase of the log-likelihood per step
 DEFAULT_TOL = 1e-9
+
+
+#: kernel entries below this fraction of the largest entry of their row (within a column
+#: group) are dropped by :class:`BandedKernel`
+BAND_CUTOFF = 1e-20
+
+
+class BandedKernel:
+    """A kernel matrix ``K`` (N x d) stored as tiles that hold its significant band.
+
+    Parameters
+    ----------
+    kernel : numpy.ndarray
+        ``(N, d)`` non-negative matrix whose rows, within each column group, put their mass on
+        a band of neighbouring columns (columns sorted by sampled rank).
+    groups : sequence of int, optional
+        Column boundaries ``[0, b_1, ..., d]`` of groups banded separately (one group per
+        sample size for adaptive sampling); one group by default.
+    cutoff : float
+        Entries at most ``cutoff`` times their row maximum within the group are dropped.
+    """
+
+    def __init__(self, kernel: np.ndarray, groups=None, cutoff: float = BAND_CUTOFF):
+        K = np.asarray(kernel, dtype=np.float64)
+        self.shape = K.shape
+        n_rows, d = K.shape
+        bounds = [0, d] if groups is None else [int(b) for b in groups]
+        self.n_groups = len(bounds) - 1
+        self.tiles: list[tuple[int, int, int, int, np.ndarray]] = []
+        for g0, g1 in itertools.pairwise(bounds):
+            # about 16 columns of drift of the band per block of rows
+            step = int(min(1024, max(8, 16 * n_rows // max(g1 - g0, 1))))
+            for r0 in range(0, n_rows, step):
+                r1 = min(r0 + step, n_rows)
+                part = K[r0:r1, g0:g1]
+                cols = np.flatnonzero((part > cutoff * part.max(axis=1, keepdims=True)).any(axis=0))
+                if cols.size:
+                    lo, hi = g0 + int(cols[0]), g0 + int(cols[-1]) + 1
+                    self.tiles.append((r0, r1, lo, hi, np.ascontiguousarray(K[r0:r1, lo:hi])))
+
+    def matvec(self, v: np.ndarray) -> np.ndarray:
+        """``K @ v`` (length N)."""
+        out = np.zeros(self.shape[0])
+        for r0, r1, lo, hi, tile in self.tiles:
+            out[r0:r1] += tile @ v[lo:hi]
+        return out
+
+    def rmatvec(self, x: np.ndarray) -> np.ndarray:
+        """``K.T @ x`` (length d)."""
+        out = np.zeros(self.shape[1])
+        for r0, r1, lo, hi, tile in self.tiles:
+            out[lo:hi] += x[r0:r1] @ tile
+        return out
+
+    def gram_upper(self, weights: np.ndarray, skip_below: float = 0.0) -> np.ndarray:
+        """Upper triangle of ``K.T @ diag(weights) @ K`` (single column group only).
+
+        Tiles whose weights are all at most ``skip_below`` are left out. Each tile adds a
+        symmetric rank-k update on its own column range.
+        """
+        if self.n_groups != 1:
+            raise ValueError("gram_upper needs a kernel with a single column group")
+        out = np.zeros((self.shape[1], self.shape[1]))
+        root = np.sqrt(weights)
+        for r0, r1, lo, hi, tile in self.tiles:
+            w = root[r0:r1]
+            if w.max() * w.max() <= skip_below:
+                continue
+            # (tile * w).T is Fortran-ordered, so BLAS reads it without a copy
+            out[lo:hi, lo:hi] += dsyrk(1.0, (tile * w[:, None]).T, trans=0)
+        return out
 
 
 @dataclass(frozen=True)
@@ -78,7 +162,7 @@ def mixture_log_likelihood(weights, kernel, obs_weights) -> float:
 
 
 def em_mixture_weights(
-    kernel: np.ndarray,
+    kernel: np.ndarray | BandedKernel,
     obs_weights,
     *,
     max_iter: int = DEFAULT_MAX_ITER,
@@ -90,8 +174,9 @@ def em_mixture_weights(
 
     Parameters
     ----------
-    kernel : numpy.ndarray
-        ``(N, d)`` non-negative matrix ``K[R-1, j] = P(obs_j | R)``.
+    kernel : numpy.ndarray or BandedKernel
+        ``(N, d)`` non-negative matrix ``K[R-1, j] = P(obs_j | R)``; a dense array is
+        banded with :class:`BandedKernel` first.
     obs_weights : array_like
         ``(d,)`` positive weight of each distinct observation (user counts, optionally times
         WMLE weights). Only their proportions matter.
@@ -112,12 +197,12 @@ def em_mixture_weights(
     -------
     EMResult
     """
-    K = np.asarray(kernel)
+    K = kernel if isinstance(kernel, BandedKernel) else BandedKernel(kernel)
     c = np.asarray(obs_weights, dtype=np.float64)
     frac = c / c.sum()
     n_rows = K.shape[0]
     pi = np.full(n_rows, 1.0 / n_rows) if init is None else np.array(init, dtype=np.float64)
-    q = K.T @ pi
+    q = K.rmatvec(pi)
     if np.any(q[c > 0] <= 0):
         raise ValueError(
             "the starting distribution gives probability 0 to an observed sampled rank; "
@@ -128,9 +213,9 @@ def em_mixture_weights(
     n_iter = 0
     with tqdm(total=max_iter, desc="EM", disable=not progress, leave=False) as bar:
         for n_iter in range(1, max_iter + 1):  # noqa: B007 - n_iter is reported after the loop
-            pi = pi * (K @ (frac / q))
+            pi = pi * K.matvec(frac / q)
             pi /= pi.sum()  # only rounding error: the step preserves the total mass
-            q = K.T @ pi
+            q = K.rmatvec(pi)
             trace.append(float(c @ np.log(q)))
             bar.update()
             if trace[-1] - trace[-2] <= tol * abs(trace[-1]):

@@ -20,7 +20,9 @@ point π(λ) is feasible with f(π(λ)) − f* ≤ f(π(λ)) − g(λ): the dual
 of the returned objective value. In the scaled variable ν = λ / (2√p) the dual Hessian is
 2I + (1/η) Bᵀ(diag π − ππᵀ)B with B = K diag(2√p), whose eigenvalues lie in [2, 2 + 1/η], so
 damped Newton (Cholesky of a d x d matrix, Armijo backtracking) converges globally and
-quadratically near the optimum.
+quadratically near the optimum. Products with K use its band (:class:`~itemsampling.em.BandedKernel`,
+entries above 1e-20 of their row maximum), and the Hessian is accumulated tile by tile with
+symmetric rank-k updates, so a step costs far less than the dense N x d² product.
 """
 
 from __future__ import annotations
@@ -30,18 +32,17 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy.linalg import cho_factor, cho_solve
-from scipy.linalg.blas import dsyrk
 from scipy.special import logsumexp
+
+from .em import BandedKernel
 
 __all__ = ["DEFAULT_TOL", "MESResult", "mes_objective_value", "solve_mes"]
 
 #: default stopping threshold on the relative duality gap
 DEFAULT_TOL = 1e-10
-#: blocks of rows whose √π_R are all below this (π_R < 1e-20) are left out of the Newton
-#: Hessian: their contribution is far under the rounding error
-_HESSIAN_ROW_CUTOFF = 1e-10
-#: kernel entries below this fraction of their row maximum are left out of the Newton Hessian
-_BAND_CUTOFF = 1e-16
+#: blocks of rows whose π_R are all below this are left out of the Newton Hessian: their
+#: contribution is far under the rounding error (and only the step, not the gap, depends on it)
+_HESSIAN_ROW_CUTOFF = 1e-20
 
 
 @dataclass(frozen=True)
@@ -95,14 +96,14 @@ class _ScaledDual:
     """φ(ν) = −g(2√p ⊙ ν), its gradient and Hessian, and the primal point π(ν)."""
 
     def __init__(self, kernel: np.ndarray, p: np.ndarray, eta: float):
-        self.K, self.p, self.eta = kernel, p, eta
+        self.K = BandedKernel(kernel)
+        self.p, self.eta = p, eta
         self.scale = 2.0 * np.sqrt(p)  # λ = scale * ν
         self.linear = self.scale * p  # λ·p = linear·ν
-        self.blocks = _band_blocks(kernel)
 
     def evaluate(self, nu: np.ndarray):
         """Return (φ(ν), π(ν), z − logsumexp(z)) with z = −Kλ/η."""
-        z = (self.K @ (self.scale * nu)) * (-1.0 / self.eta)
+        z = self.K.matvec(self.scale * nu) * (-1.0 / self.eta)
         lse = logsumexp(z)
         log_pi = z - lse
         phi = self.eta * lse + self.linear @ nu + nu @ nu
@@ -110,52 +111,18 @@ class _ScaledDual:
 
     def primal(self, pi: np.ndarray, log_pi: np.ndarray) -> tuple[float, np.ndarray]:
         """f(π) and q = Kᵀπ, with log π taken from the Gibbs form (exact where π underflows)."""
-        q = self.K.T @ pi
+        q = self.K.rmatvec(pi)
         return float(self.p @ (q - self.p) ** 2) + self.eta * float(pi @ log_pi), q
 
     def gradient(self, nu: np.ndarray, q: np.ndarray) -> np.ndarray:
         return -self.scale * q + self.linear + 2.0 * nu
 
     def hessian(self, pi: np.ndarray, q: np.ndarray) -> np.ndarray:
-        """Upper triangle of the Hessian of φ (the lower triangle is not filled in).
-
-        Σ_R π_R k_R k_Rᵀ is accumulated block by block over the banded support of the kernel
-        with symmetric rank-k updates. Entries left out are below ``_BAND_CUTOFF`` times their
-        row maximum; that changes only the Newton direction, never the certified gap.
-        """
-        d = q.size
-        second = np.zeros((d, d))
-        root_pi = np.sqrt(pi)
-        for rows, lo, hi in self.blocks:
-            weights = root_pi[rows]
-            if weights.max() <= _HESSIAN_ROW_CUTOFF:
-                continue
-            root = self.K[rows, lo:hi] * weights[:, None]
-            # root.T is Fortran-ordered, so BLAS reads it without a copy
-            second[lo:hi, lo:hi] += dsyrk(1.0, root.T, trans=0)
-        second -= np.outer(q, q)
+        """Upper triangle of the Hessian of φ (the lower triangle is not filled in)."""
+        second = self.K.gram_upper(pi, skip_below=_HESSIAN_ROW_CUTOFF) - np.outer(q, q)
         hess = second * np.outer(self.scale, self.scale) * (1.0 / self.eta)
         hess[np.diag_indices_from(hess)] += 2.0
         return hess
-
-
-def _band_blocks(kernel: np.ndarray) -> list[tuple[slice, int, int]]:
-    """Split the rows of ``kernel`` into blocks with the column range that holds their mass.
-
-    A row of the rank kernel is a (binomial or hypergeometric) distribution over r, so only a
-    band of columns around its mean matters; consecutive rows have nearby bands.
-    """
-    n_rows, d = kernel.shape
-    step = int(min(1024, max(8, 16 * n_rows // max(d, 1))))
-    blocks = []
-    for start in range(0, n_rows, step):
-        rows = slice(start, min(start + step, n_rows))
-        part = kernel[rows]
-        significant = part > _BAND_CUTOFF * part.max(axis=1, keepdims=True)
-        cols = np.flatnonzero(significant.any(axis=0))
-        if cols.size:
-            blocks.append((rows, int(cols[0]), int(cols[-1]) + 1))
-    return blocks
 
 
 def solve_mes(
