@@ -86,11 +86,11 @@ def _observations(sampled_ranks, n_items, sample_size, scheme):
     return kernel_columns(n_items, sample_size, distinct, scheme), counts, distinct
 
 
-def _adaptive_observations(sampled_ranks, n_items, sample_sizes, scheme):
+def _adaptive_observations(sampled_ranks, n_items, sample_sizes, scheme, with_groups=False):
     """Group users by (n_u, r_u); one ``kernel_columns`` call per distinct sample size.
 
-    Returns the kernel columns ``(N, d)``, the user count of each column and the column
-    boundaries of the sample sizes.
+    Returns the kernel columns ``(N, d)`` and the user count of each column, and with
+    ``with_groups`` also the column boundaries of the sample sizes.
     """
     n_items = check_n_items(n_items)
     scheme = check_choice("sampling scheme", scheme, SCHEMES)
@@ -101,9 +101,11 @@ def _adaptive_observations(sampled_ranks, n_items, sample_sizes, scheme):
     blocks = []
     for n in np.unique(pairs[:, 0]):
         blocks.append(kernel_columns(n_items, int(n), pairs[pairs[:, 0] == n, 1], scheme))
-    groups = np.cumsum([0] + [block.shape[1] for block in blocks])
     # np.unique sorts by n and then r, like the blocks and their columns
-    return np.concatenate(blocks, axis=1), counts, groups
+    kernel = np.concatenate(blocks, axis=1)
+    if with_groups:
+        return kernel, counts, np.cumsum([0] + [block.shape[1] for block in blocks])
+    return kernel, counts
 
 
 def _check_sample_sizes(sample_sizes, n_items: int, n_users: int) -> np.ndarray:
@@ -298,7 +300,7 @@ def adaptive_mle(
         ``(N,)`` estimate P̂(R).
     """
     init = _check_em_options(max_iter, tol, init, n_items)
-    kernel, counts, groups = _adaptive_observations(sampled_ranks, n_items, sample_sizes, scheme)
+    kernel, counts, groups = _adaptive_observations(sampled_ranks, n_items, sample_sizes, scheme, with_groups=True)
     banded = BandedKernel(kernel, groups)
     del kernel
     return em_mixture_weights(banded, counts, max_iter=max_iter, tol=tol, init=init, progress=progress).weights
@@ -410,5 +412,4 @@ def _likelihood_terms(sampled_ranks, n_items, sample_size, scheme):
     if np.ndim(sample_size) == 0:
         kernel, counts, _ = _observations(sampled_ranks, n_items, sample_size, scheme)
         return kernel, counts
-    kernel, counts, _ = _adaptive_observations(sampled_ranks, n_items, sample_size, scheme)
-    return kernel, counts
+    return _adaptive_observations(sampled_ranks, n_items, sample_size, scheme)
