@@ -51,6 +51,8 @@ from .simulation import sample_ranks
 
 __all__ = [
     "DEFAULT_GAMMAS",
+    "PAPER_TABLE_3",
+    "PAPER_TABLE_4",
     "exact_metrics",
     "expected_metric_curve",
     "item_groups",
@@ -61,11 +63,49 @@ __all__ = [
     "sampled_metric_runs",
     "sampled_metrics_tables",
     "summarize_runs",
+    "table3_layout",
+    "table4_layout",
     "write_table",
 ]
 
 #: BV trade-offs γ of K&R Table 3.
 DEFAULT_GAMMAS = (1.0, 0.1, 0.01, 0.001)
+#: Column order of K&R Tables 3–4 (after "Exact").
+PAPER_METHODS = ("sampled", "rank_estimate", "cls", "bv_1", "bv_0.1", "bv_0.01", "bv_0.001")
+_T3 = {
+    ("recall", "X"): (7.60, 66.19, 17.46, 8.52, 4.71, 6.49, 7.18, 7.32),
+    ("recall", "Y"): (8.84, 56.51, 17.26, 8.42, 4.60, 6.95, 8.18, 8.54),
+    ("recall", "Z"): (9.42, 54.20, 18.67, 9.10, 4.97, 7.44, 8.63, 9.08),
+    ("ndcg", "X"): (3.76, 39.21, 17.46, 3.99, 2.16, 3.00, 3.34, 3.41),
+    ("ndcg", "Y"): (4.59, 34.82, 17.26, 3.94, 2.12, 3.24, 3.85, 4.03),
+    ("ndcg", "Z"): (4.79, 35.34, 18.67, 4.27, 2.29, 3.46, 4.05, 4.31),
+    ("ap", "X"): (3.75, 32.55, 18.12, 3.58, 2.44, 3.13, 3.37, 3.42),
+    ("ap", "Y"): (4.32, 30.01, 17.81, 3.54, 2.32, 3.19, 3.62, 3.73),
+    ("ap", "Z"): (4.44, 30.71, 19.20, 3.82, 2.45, 3.38, 3.79, 3.97),
+    ("auc", "X"): (89.13, 89.12, 89.24, 89.12, 88.36, 89.04, 89.11, 89.12),
+    ("auc", "Y"): (85.33, 85.33, 85.48, 85.32, 84.63, 85.26, 85.32, 85.32),
+    ("auc", "Z"): (74.73, 75.04, 75.24, 75.04, 74.51, 75.02, 75.02, 75.02),
+}
+#: K&R Table 3 as printed (percent): exact value and mean of each method over 100 runs on
+#: ml-1m with 100 sampled items; Recall, NDCG and AP at 10.
+PAPER_TABLE_3 = pd.DataFrame(
+    [(m, r, meth, v) for (m, r), vals in _T3.items() for meth, v in zip(("exact", *PAPER_METHODS), vals, strict=True)],
+    columns=["metric", "recommender", "method", "paper_percent"],
+)
+_T4 = {
+    ("X", "Y"): {"recall": (0, 31, 31, 11, 93, 91, 78), "ndcg": (0, 31, 31, 15, 93, 88, 76),
+                 "ap": (0, 24, 31, 0, 68, 79, 66), "auc": (100,) * 7},
+    ("X", "Z"): {"recall": (0, 100, 100, 100, 100, 95, 86), "ndcg": (0, 100, 100, 100, 100, 95, 82),
+                 "ap": (0, 100, 100, 61, 99, 92, 81), "auc": (100,) * 7},
+    ("Y", "Z"): {"recall": (0, 100, 100, 100, 95, 72, 68), "ndcg": (100, 100, 100, 100, 94, 70, 67),
+                 "ap": (100, 100, 100, 100, 98, 75, 68), "auc": (100,) * 7},
+}
+#: K&R Table 4 as printed: out of 100 runs, how often each method ordered the pair correctly.
+PAPER_TABLE_4 = pd.DataFrame(
+    [(a, b, m, meth, v) for (a, b), per in _T4.items() for m, vals in per.items()
+     for meth, v in zip(PAPER_METHODS, vals, strict=True)],
+    columns=["recommender_a", "recommender_b", "metric", "method", "paper_agree"],
+)
 #: Entries of P(r | R) evaluated at once by :func:`expected_metric_curve` (~100 MB).
 _BLOCK_ENTRIES = 2**23
 
@@ -301,6 +341,31 @@ def order_agreement(runs: pd.DataFrame, exact: pd.DataFrame) -> pd.DataFrame:
     """
     table = pairwise_order_agreement(runs, exact, model="recommender", repeat="run")
     return table[["metric", "k", "method", "recommender_a", "recommender_b", "agree", "repeats", "fraction"]]
+
+
+def table3_layout(table3: pd.DataFrame, digits: int = 2) -> pd.DataFrame:
+    """Table 3 as printed by K&R: rows (metric, recommender), cells ``mean ± std`` in percent."""
+    t = table3.copy()
+    t["cell"] = [f"{100 * m:.{digits}f} ± {100 * s:.{digits}f}" for m, s in zip(t["mean"], t["std"], strict=True)]
+    metric_order = list(dict.fromkeys(t["metric"]))
+    wide = t.pivot(index=["metric", "recommender"], columns="method", values="cell")
+    wide = wide[list(dict.fromkeys(t["method"]))]
+    exact = t.drop_duplicates(["metric", "recommender"]).set_index(["metric", "recommender"])["exact"]
+    wide.insert(0, "exact", [f"{100 * v:.{digits}f}" for v in exact.reindex(wide.index)])
+    order = sorted(wide.index, key=lambda i: (metric_order.index(i[0]), i[1]))
+    return wide.loc[order]
+
+
+def table4_layout(table4: pd.DataFrame) -> pd.DataFrame:
+    """Table 4 as printed by K&R: rows (pair, metric), one column of agreeing runs per method."""
+    t = table4.copy()
+    t["pair"] = t["recommender_a"] + " vs " + t["recommender_b"]
+    methods = [m for m in PAPER_METHODS if m in set(t["method"])]
+    methods += sorted(set(t["method"]) - set(methods))
+    wide = t.pivot(index=["pair", "metric"], columns="method", values="agree")[methods]
+    metric_order = {m: i for i, m in enumerate(("recall", "ndcg", "ap", "auc"))}
+    order = sorted(wide.index, key=lambda i: (i[0], metric_order.get(i[1], 9), i[1]))
+    return wide.loc[order]
 
 
 def _expected_values(R: np.ndarray, N: np.ndarray, group: np.ndarray, corrected: np.ndarray,

@@ -73,7 +73,11 @@ def train_info(dataset, model):
 def set_options(model):
     """``--set key=value`` options of `itemsampling train` for the hyperparameters in the config."""
     params = config["models"][model]
-    return " ".join(f"--set {key}={json.dumps(value)}" for key, value in sorted(params.items()))
+
+    def text(value):
+        return str(value).lower() if isinstance(value, bool) else str(value)
+
+    return " ".join(f"--set {key}={text(value)}" for key, value in sorted(params.items()))
 
 
 def table(notebook, name):
