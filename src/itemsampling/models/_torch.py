@@ -29,7 +29,7 @@ __all__ = [
     "adam",
     "batch_slices",
     "check_positive_int",
-    "dense_rows",
+    "is_real",
     "resolve_device",
     "rows_per_batch",
     "score_in_batches",
@@ -49,6 +49,12 @@ def check_positive_int(name: str, value) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
         raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
     return int(value)
+
+
+def is_real(value) -> bool:
+    """Whether ``value`` is a finite real number (``bool`` excluded)."""
+    return (not isinstance(value, bool) and isinstance(value, (int, float, np.integer, np.floating))
+            and bool(np.isfinite(value)))
 
 
 def resolve_device(device: str) -> torch.device:
@@ -146,12 +152,6 @@ def batch_slices(n: int, batch_size: int) -> Iterator[slice]:
 def rows_per_batch(floats_per_row: int, budget_bytes: int = SCORE_MEMORY_BYTES) -> int:
     """Largest number of rows whose float32 intermediates fit in ``budget_bytes`` (at least 1)."""
     return max(1, budget_bytes // (4 * max(1, floats_per_row)))
-
-
-def dense_rows(matrix: sp.csr_matrix, rows: np.ndarray, device: torch.device) -> torch.Tensor:
-    """Rows of a sparse matrix as a dense float32 tensor on ``device``."""
-    block = matrix[rows].toarray().astype(np.float32, copy=False)
-    return torch.from_numpy(block).to(device)
 
 
 def score_in_batches(score_batch: Callable[[np.ndarray], torch.Tensor], users: np.ndarray,

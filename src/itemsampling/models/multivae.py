@@ -27,6 +27,7 @@ from ._torch import (
     adam,
     batch_slices,
     check_positive_int,
+    is_real,
     rows_per_batch,
 )
 from .base import progress_bar
@@ -175,11 +176,11 @@ class MultiVAE(TorchRecommender):
         latent_dim = check_positive_int("latent_dim", latent_dim)
         if total_anneal_steps is not None:
             total_anneal_steps = check_positive_int("total_anneal_steps", total_anneal_steps)
-        if not (isinstance(lr, (int, float)) and lr > 0):
+        if not (is_real(lr) and lr > 0):
             raise ValueError(f"lr must be a positive number, got {lr!r}")
-        if not (isinstance(dropout, (int, float)) and 0 <= dropout < 1):
+        if not (is_real(dropout) and 0 <= dropout < 1):
             raise ValueError(f"dropout must be a probability in [0, 1), got {dropout!r}")
-        if not (isinstance(beta_max, (int, float)) and beta_max >= 0):
+        if not (is_real(beta_max) and beta_max >= 0):
             raise ValueError(f"beta_max must be a non-negative number, got {beta_max!r}")
         super().__init__(n_epochs=n_epochs, batch_size=batch_size, lr=float(lr),
                          hidden_dim=hidden_dim, latent_dim=latent_dim, dropout=float(dropout),

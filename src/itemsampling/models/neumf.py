@@ -28,6 +28,7 @@ from ._torch import (
     adam,
     batch_slices,
     check_positive_int,
+    is_real,
     rows_per_batch,
 )
 from .base import progress_bar
@@ -174,7 +175,7 @@ class NeuMF(TorchRecommender):
         batch_size = check_positive_int("batch_size", batch_size)
         n_factors = check_positive_int("n_factors", n_factors)
         n_negatives = check_positive_int("n_negatives", n_negatives)
-        if not (isinstance(lr, (int, float)) and lr > 0):
+        if not (is_real(lr) and lr > 0):
             raise ValueError(f"lr must be a positive number, got {lr!r}")
         if isinstance(mlp_layers, (str, bytes)) or not isinstance(mlp_layers, Sequence) or len(mlp_layers) < 2:
             raise ValueError(f"mlp_layers must be a sequence of at least two widths, got {mlp_layers!r}")
