@@ -138,7 +138,9 @@ class MultiVAE(TorchRecommender):
     n_epochs : int
         Passes over all users.
     batch_size : int
-        Users per gradient update (the paper uses 500).
+        Users per gradient update. The paper uses 500 on data sets with 10^5 users; with the
+        6,040 users of ml-1m that is only 13 updates per epoch, and 100 reaches a better fit
+        for the same training time.
     lr : float
         Adam learning rate (paper: 1e-3).
     hidden_dim, latent_dim : int
@@ -166,7 +168,7 @@ class MultiVAE(TorchRecommender):
 
     name = "multivae"
 
-    def __init__(self, *, n_epochs: int = 100, batch_size: int = 500, lr: float = 1e-3,
+    def __init__(self, *, n_epochs: int = 30, batch_size: int = 100, lr: float = 1e-3,
                  hidden_dim: int = 600, latent_dim: int = 200, dropout: float = 0.5,
                  beta_max: float = 0.2, total_anneal_steps: int | None = None,
                  device: str = "cpu", num_threads: int = 2) -> None:

@@ -142,7 +142,9 @@ class NeuMF(TorchRecommender):
     n_epochs : int
         Passes over the observed pairs (each with freshly drawn negatives).
     batch_size : int
-        (user, item, label) triples per gradient update.
+        (user, item, label) triples per gradient update. The authors' code uses 256 with
+        lr 1e-3; 2048 with lr 2e-3 makes an epoch of ml-1m (5 million triples) several times
+        cheaper on a CPU.
     lr : float
         Adam learning rate.
     n_factors : int
@@ -168,7 +170,7 @@ class NeuMF(TorchRecommender):
 
     name = "neumf"
 
-    def __init__(self, *, n_epochs: int = 20, batch_size: int = 256, lr: float = 1e-3,
+    def __init__(self, *, n_epochs: int = 10, batch_size: int = 2048, lr: float = 2e-3,
                  n_factors: int = 8, mlp_layers: Sequence[int] = (64, 32, 16, 8),
                  n_negatives: int = 4, device: str = "cpu", num_threads: int = 2) -> None:
         n_epochs = check_positive_int("n_epochs", n_epochs)
