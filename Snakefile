@@ -5,12 +5,19 @@
 #   snakemake --profile profiles/default                          # the default config
 #   snakemake --profile profiles/default --configfile config/smoke.yaml   # a few minutes
 #   snakemake --report results/report.html                        # figures with captions
+from pathlib import Path
+
 from snakemake.utils import min_version, validate
 
 min_version("9.0")
 
 
-configfile: "config/config.yaml"
+# The default config of the repository (also when --directory points elsewhere). A config given
+# with --configfile replaces it rather than being merged into it, so a smoke config never
+# inherits the datasets and models of the full study; missing keys take the schema defaults.
+if not workflow.overwrite_configfiles:
+
+    configfile: Path(workflow.basedir) / "config" / "config.yaml"
 
 
 validate(config, "workflow/schemas/config.schema.yaml")

@@ -1,0 +1,46 @@
+"""The shared figure style and writers."""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import pandas as pd
+import pytest
+
+from itemsampling import plotting
+
+
+def _figure():
+    fig, ax = plotting.new_figure()
+    ax.plot([1, 2, 3], [3, 1, 2], label="a")
+    ax.set_xlabel("x")
+    return fig
+
+
+def test_save_figure_writes_deterministic_pdf_with_metadata(tmp_path):
+    params = {"n": 3, "gammas": [0.1]}
+    pdf, png = plotting.save_figure(_figure(), "nb", "fig", params, root=tmp_path)
+    assert pdf == tmp_path / "figures" / "nb" / "fig.pdf" and png.exists()
+    first = pdf.read_bytes()
+    plotting.save_figure(_figure(), "nb", "fig", params, root=tmp_path)
+    assert pdf.read_bytes() == first
+    assert b"CreationDate" not in first
+    assert b"git commit" in first and b"gammas" in first
+
+
+def test_new_figure_sizes_and_palette():
+    fig, _ = plotting.new_figure(ncols=2, width="double", aspect=0.5)
+    assert fig.get_size_inches()[0] == pytest.approx(plotting.DOUBLE_COLUMN)
+    assert fig.get_size_inches()[1] == pytest.approx(plotting.DOUBLE_COLUMN / 2 * 0.5)
+    assert matplotlib.rcParams["axes.prop_cycle"].by_key()["color"][0] == plotting.OKABE_ITO[0]
+    with pytest.raises(ValueError, match="width"):
+        plotting.new_figure(width="wide")
+
+
+def test_save_table_and_bad_names(tmp_path):
+    path = plotting.save_table(pd.DataFrame({"x": [1.5]}), "nb", "t", root=tmp_path)
+    assert path == tmp_path / "results" / "tables" / "nb" / "t.csv" and path.read_text() == "x\n1.5\n"
+    with pytest.raises(ValueError, match="name"):
+        plotting.save_table(pd.DataFrame(), "nb", "a/b", root=tmp_path)

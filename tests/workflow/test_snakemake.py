@@ -1,0 +1,94 @@
+"""The Snakemake workflow: dry runs, lint, schema errors and a smoke run that is deterministic."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = __import__("pathlib").Path(__file__).resolve().parents[2]
+
+pytestmark = pytest.mark.workflow
+
+SNAKEMAKE = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile")]
+
+
+def _snakemake(*args, cwd, timeout=600):
+    env = {**os.environ, "MPLBACKEND": "Agg"}
+    return subprocess.run([*SNAKEMAKE, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        [],
+        ["--configfile", str(REPO / "config" / "smoke.yaml")],
+        ["--profile", str(REPO / "profiles" / "slurm")],
+        ["--profile", str(REPO / "profiles" / "slurm"), "--configfile", str(REPO / "config" / "smoke.yaml")],
+    ],
+    ids=["default", "smoke", "slurm", "slurm-smoke"],
+)
+def test_dry_run(extra, tmp_path):
+    result = _snakemake("-n", "--directory", str(tmp_path), *extra, cwd=REPO)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "sampled_metrics_tables" in result.stdout and "notebook_html" in result.stdout
+
+
+def test_lint_is_clean():
+    result = _snakemake("--lint", cwd=REPO)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "Congratulations" in result.stdout + result.stderr
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("sampled_metrics:\n  repeats: 0\n", "0 is less than the minimum of 2"),
+        ("sampled_metrics:\n  scheme: poisson\n", "poisson"),
+        ("unknown_key: 1\n", "unknown_key"),
+        ("train:\n  ml-1m: [nosuch]\n", "not in `models`"),
+    ],
+)
+def test_bad_config_is_rejected_with_a_readable_message(text, message, tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(text)
+    result = _snakemake("-n", "--directory", str(tmp_path), "--configfile", str(bad), cwd=REPO)
+    assert result.returncode != 0
+    assert message in result.stdout + result.stderr
+
+
+def _digests(root: Path) -> dict[str, str]:
+    files = sorted([*root.glob("results/tables/*/*.csv"), *root.glob("figures/*/*.pdf")])
+    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest() for p in files}
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not os.environ.get("ITEMSAMPLING_DATA") and not (REPO / "data" / "raw").exists(),
+                    reason="the smoke run needs ml-100k (set ITEMSAMPLING_DATA)")
+def test_smoke_run_writes_every_output_and_reruns_identically(tmp_path):
+    smoke = ["--directory", str(tmp_path), "--configfile", str(REPO / "config" / "smoke.yaml"), "--cores", "2"]
+    result = _snakemake(*smoke, cwd=REPO, timeout=900)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    expected = [f"results/notebooks/{nb}.{ext}" for nb in ("00_data_and_models", "01_sampled_metrics")
+                for ext in ("ipynb", "html")]
+    expected += [f"results/tables/01_sampled_metrics/{n}.csv" for n in
+                 ("table1_toy_exact", "table2_toy_sampled", "table3_runs", "table3", "table4", "fig6_expected_recall")]
+    expected += [f"results/tables/00_data_and_models/{n}.csv" for n in ("datasets", "training", "exact_metrics")]
+    expected += [f"figures/00_data_and_models/{kind}_{d}.{ext}" for kind in ("metrics_at_k", "rank_distribution")
+                 for d in ("ml-100k", "synthetic") for ext in ("pdf", "png")]
+    expected += [f"figures/01_sampled_metrics/{n}.{ext}" for n in
+                 ("fig1_metric_vs_rank", "fig2_toy_expected_vs_sample_size", "fig3_expected_vs_true_rank",
+                  "fig4_corrected_ap", "fig5_rank_distributions", "fig6_expected_recall_vs_sample_size")
+                 for ext in ("pdf", "png")]
+    missing = [p for p in expected if not (tmp_path / p).exists()]
+    assert not missing
+    before = _digests(tmp_path)
+    shutil.rmtree(tmp_path / "results" / "tables" / "01_sampled_metrics")
+    result = _snakemake(*smoke, "--forcerun", "notebook_data_and_models", cwd=REPO, timeout=900)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert _digests(tmp_path) == before
