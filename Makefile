@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 CORES ?= 2
 
-.PHONY: test reproduce smoke check lint bench clean-venv
+.PHONY: test reproduce smoke lint bench clean-venv
 
 $(STAMP): pyproject.toml requirements/lock.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -19,6 +19,13 @@ $(STAMP): pyproject.toml requirements/lock.txt
 
 test: $(STAMP)
 	$(BIN)/python -m pytest
+
+reproduce: $(STAMP)
+	$(BIN)/snakemake --cores $(CORES)
+	$(BIN)/snakemake --cores $(CORES) --report results/report.html
+
+smoke: $(STAMP)
+	$(BIN)/snakemake --configfile config/smoke.yaml --directory results/smoke --cores $(CORES)
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks
