@@ -7,6 +7,11 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 CORES ?= 2
+# A local mirror of the datasets, if there is one beside the checkout; files are otherwise looked
+# up in data/raw/ and then downloaded (see data/README.md).
+ifneq ($(wildcard ../shared/data/MANIFEST.md),)
+export ITEMSAMPLING_DATA ?= $(abspath ../shared/data)
+endif
 
 .PHONY: test reproduce smoke lint bench clean-venv
 
