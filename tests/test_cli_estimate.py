@@ -2,9 +2,7 @@
 
 import argparse
 import io
-import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -152,24 +150,3 @@ def test_parse_ks():
     assert parse_ks("1-3,7") == [1, 2, 3, 7]
     with pytest.raises(argparse.ArgumentTypeError, match="range"):
         parse_ks("1-")
-
-
-def test_readme_cli_example_with_the_console_script(tmp_path):
-    rng = np.random.default_rng(0)
-    global_ranks = np.minimum(np.ceil(rng.lognormal(4.0, 1.5, size=6040)), 3706).astype(int)
-    sampled = its.sample_ranks(global_ranks, 3706, 100, rng=rng)
-    pd.DataFrame({"rank": sampled}).to_csv(tmp_path / "ranks.csv", index=False)
-    script = Path(sys.executable).with_name("itemsampling")
-    # README: itemsampling estimate ranks.csv --n-items 3706 --sample-size 100 --method mn_mes \
-    #           --metric recall --metric ndcg --k 10 --k 20 --output estimates.csv
-    done = subprocess.run(
-        [str(script), "estimate", "ranks.csv", "--n-items", "3706", "--sample-size", "100",
-         "--method", "mn_mes", "--metric", "recall", "--metric", "ndcg", "--k", "10", "--k", "20",
-         "--output", "estimates.csv"],
-        cwd=tmp_path, capture_output=True, text=True, check=False, timeout=120,
-    )
-    assert done.returncode == 0, done.stderr
-    got = pd.read_csv(tmp_path / "estimates.csv")
-    exact = its.global_metrics(global_ranks, 3706, ["recall", "ndcg"], [10, 20])
-    assert got.metric.tolist() == exact.metric.tolist() and got.k.tolist() == exact.k.tolist()
-    assert np.abs(got.estimate - exact.value).max() < 0.03

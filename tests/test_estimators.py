@@ -216,30 +216,6 @@ def test_package_level_estimate_works_after_importing_the_submodule(small):
     assert its.METHODS == METHODS
 
 
-def test_readme_python_example():
-    # --- README: "Use the estimators on your own sampled ranks" (Python) ---
-    import numpy as np
-
-    import itemsampling as its
-
-    # Stand-in for your model: the global rank R_u of each test user's held-out item among
-    # N = 3706 items, and its rank r_u among itself and 99 sampled items.
-    rng = np.random.default_rng(0)
-    global_ranks = np.minimum(np.ceil(rng.lognormal(4.0, 1.5, size=6040)), 3706).astype(int)
-    sampled_ranks = its.sample_ranks(global_ranks, n_items=3706, sample_size=100, rng=rng)
-
-    table = its.estimate(sampled_ranks, n_items=3706, sample_size=100, method="mn_mes",
-                         metrics=["recall", "ndcg"], ks=[10, 20, 50])
-    print(table)
-    p_hat = its.rank_distribution(sampled_ranks, 3706, 100, method="mle")  # P̂(R), R = 1..N
-    print(p_hat[:50].sum())  # = estimated Recall@50
-    # --- end of README example ---
-    exact = its.global_metrics(global_ranks, 3706, ["recall", "ndcg"], [10, 20, 50])
-    assert np.abs(table.estimate - exact.value).max() < 0.03
-    mle_recall50 = its.estimate(sampled_ranks, 3706, 100, "mle", "recall", 50).estimate.item()
-    assert p_hat[:50].sum() == pytest.approx(mle_recall50)
-
-
 # ----------------------------------------------------------------------------- bad input
 
 

@@ -1,0 +1,64 @@
+"""The README's examples run as written and print what the README says they print."""
+
+import os
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import itemsampling as its
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+def _blocks(language: str) -> list[str]:
+    return re.findall(rf"```{language}\n(.*?)```", README.read_text(), flags=re.S)
+
+
+@pytest.fixture
+def readme_namespace(tmp_path, monkeypatch, capsys):
+    """Run every Python block of the README, in order, in a fresh folder."""
+    monkeypatch.chdir(tmp_path)
+    namespace: dict = {}
+    blocks = _blocks("python")
+    assert blocks, "the README has no Python example"
+    for code in blocks:
+        exec(compile(code, str(README), "exec"), namespace)
+    capsys.readouterr()
+    return namespace
+
+
+def test_python_example_gives_the_numbers_it_claims(readme_namespace):
+    table = readme_namespace["table"].set_index(["metric", "k"]).estimate
+    exact = its.global_metrics(readme_namespace["global_ranks"], 3706, ["recall", "ndcg"], [10, 20, 50])
+    exact = exact.set_index(["metric", "k"]).value
+    # the comments in the README example
+    assert table["recall", 10] == pytest.approx(0.126, abs=5e-4)
+    assert exact["recall", 10] == pytest.approx(0.127, abs=5e-4)
+    assert table["ndcg", 10] == pytest.approx(0.058, abs=5e-4)
+    assert exact["ndcg", 10] == pytest.approx(0.050, abs=5e-4)
+    assert readme_namespace["p_hat"][:50].sum() == pytest.approx(0.486, abs=5e-4)
+    assert exact["recall", 50] == pytest.approx(0.486, abs=5e-4)
+    assert np.abs(table.to_numpy() - exact.to_numpy()).max() < 0.03
+
+
+def test_console_example_runs_with_the_installed_script(readme_namespace, tmp_path):
+    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+    commands = [line[2:] for block in _blocks("console") for line in block.splitlines()
+                if line.startswith("$ ")]
+    estimate_commands = [c for c in commands if c.startswith("itemsampling estimate")]
+    assert estimate_commands, "the README shows no `itemsampling estimate` command"
+    for command in commands:
+        done = subprocess.run(shlex.split(command), cwd=tmp_path, env=env, capture_output=True,
+                              text=True, check=False, timeout=300)
+        assert done.returncode == 0, f"{command}\n{done.stderr}"
+    got = pd.read_csv(tmp_path / "estimates.csv")
+    expected = its.estimate(readme_namespace["sampled_ranks"], 3706, 100, "mn_mes",
+                            ["recall", "ndcg"], [10, 20])
+    assert got.metric.tolist() == expected.metric.tolist()
+    np.testing.assert_allclose(got.estimate, expected.estimate, rtol=1e-9)
