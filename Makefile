@@ -35,7 +35,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks
 
 bench: $(STAMP)
-	$(BIN)/python benchmarks/bench_estimators.py
+	$(BIN)/python benchmarks/bench_estimators.py $(BENCH_ARGS)
 
 clean-venv:
 	rm -rf $(VENV)
