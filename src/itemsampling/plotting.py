@@ -75,7 +75,8 @@ STYLE = {
     "grid.alpha": 0.4,
     "axes.spines.top": False,
     "axes.spines.right": False,
-    "axes.prop_cycle": mpl.cycler(color=list(OKABE_ITO)),
+    # after the eight colours, lines repeat them dashed, then dotted: never two identical lines
+    "axes.prop_cycle": mpl.cycler(linestyle=["-", "--", ":"]) * mpl.cycler(color=list(OKABE_ITO)),
     "legend.frameon": False,
     "pdf.fonttype": 42,  # embed TrueType fonts, so text stays text in the PDF
     "ps.fonttype": 42,
