@@ -13,7 +13,7 @@ ifneq ($(wildcard ../shared/data/MANIFEST.md),)
 export ITEMSAMPLING_DATA ?= $(abspath ../shared/data)
 endif
 
-.PHONY: test reproduce smoke lint bench clean-venv
+.PHONY: test reproduce check smoke lint bench clean-venv
 
 $(STAMP): pyproject.toml requirements/lock.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -27,6 +27,13 @@ test: $(STAMP)
 reproduce: $(STAMP)
 	$(BIN)/snakemake --cores $(CORES)
 	$(BIN)/snakemake --cores $(CORES) --report results/report.html
+
+# Rerun the whole study from scratch and verify that every committed table is reproduced byte
+# for byte (wall times, kept in *_times.csv, are the only numbers allowed to change).
+check: $(STAMP)
+	$(BIN)/snakemake --cores $(CORES) --forceall
+	git diff --exit-code --stat -- results/tables ':(exclude)results/tables/*/*_times.csv'
+	@echo "every committed table was reproduced byte for byte"
 
 smoke: $(STAMP)
 	$(BIN)/snakemake --configfile config/smoke.yaml --directory results/smoke --cores $(CORES)

@@ -35,7 +35,7 @@ def test_notebooks_have_one_parameters_cell_and_no_outputs():
 def test_data_and_models_notebook(tiny_results):
     _run("00_data_and_models", tiny_results,
          {"datasets": {"tiny": ["m1", "m2"]}, "protocols": ["unseen", "all"], "max_k": 5, "root": str(tiny_results)})
-    for name in ("training", "exact_metrics"):
+    for name in ("training", "training_times", "exact_metrics"):
         assert (tiny_results / "results" / "tables" / "00_data_and_models" / f"{name}.csv").exists()
     for kind in ("metrics_at_k", "rank_distribution"):
         for ext in ("pdf", "png"):

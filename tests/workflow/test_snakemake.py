@@ -78,7 +78,7 @@ def test_smoke_run_writes_every_output_and_reruns_identically(tmp_path):
                 for ext in ("ipynb", "html")]
     expected += [f"results/tables/01_sampled_metrics/{n}.csv" for n in
                  ("table1_toy_exact", "table2_toy_sampled", "table3_runs", "table3", "table4", "fig6_expected_recall")]
-    expected += [f"results/tables/00_data_and_models/{n}.csv" for n in ("datasets", "training", "exact_metrics")]
+    expected += [f"results/tables/00_data_and_models/{n}.csv" for n in ("datasets", "training", "training_times", "exact_metrics")]
     expected += [f"figures/00_data_and_models/{kind}_{d}.{ext}" for kind in ("metrics_at_k", "rank_distribution")
                  for d in ("ml-100k", "synthetic") for ext in ("pdf", "png")]
     expected += [f"figures/01_sampled_metrics/{n}.{ext}" for n in

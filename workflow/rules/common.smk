@@ -108,7 +108,7 @@ def sampled_figures():
     return [(name, name) for name in SAMPLED_FIGURE_NAMES]
 SAMPLED_RULE_TABLES = ("table3_runs", "table3", "table4", "fig6_expected_recall")
 SAMPLED_NOTEBOOK_TABLES = ("table1_toy_exact", "table2_toy_sampled")
-DATA_NOTEBOOK_TABLES = ("training", "exact_metrics")
+DATA_NOTEBOOK_TABLES = ("training", "training_times", "exact_metrics")
 
 
 def figure_pdfs(notebook, figures):
