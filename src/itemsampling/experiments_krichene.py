@@ -3,7 +3,7 @@
 Given the global ranks R_u of the held-out item of every test user for a few recommenders
 (K&R: X, Y, Z on MovieLens 1M), this module computes
 
-* :func:`exact_metrics` — the exact Recall, NDCG and AP at K and AUC (K&R Table 3, "Exact");
+* :func:`exact_metrics` — the exact Recall and NDCG at K, AP and AUC (K&R Table 3, "Exact");
 * :func:`sampled_metric_runs` — for each of many independent repetitions, the sampled metric
   and its corrections (rank estimate eq. 20, CLS eq. 21 with the monotone constraint, BV eq. 25
   for several γ, all with a uniform prior as in §6.3) on a sample set of n items;
@@ -87,7 +87,7 @@ _T3 = {
     ("auc", "Z"): (74.73, 75.04, 75.24, 75.04, 74.51, 75.02, 75.02, 75.02),
 }
 #: K&R Table 3 as printed (percent): exact value and mean of each method over 100 runs on
-#: ml-1m with 100 sampled items; Recall, NDCG and AP at 10.
+#: ml-1m with 100 sampled items; Recall and NDCG at 10, AP and AUC without cut-off.
 PAPER_TABLE_3 = pd.DataFrame(
     [(m, r, meth, v) for (m, r), vals in _T3.items() for meth, v in zip(("exact", *PAPER_METHODS), vals, strict=True)],
     columns=["metric", "recommender", "method", "paper_percent"],
@@ -138,8 +138,13 @@ def method_label(method: str, gamma: float | None = None) -> str:
 
 
 def _targets(k: int) -> list[tuple[str, int | None]]:
-    """The (metric, K) pairs of K&R Tables 3–4: Recall, NDCG, AP at K and AUC."""
-    return [("recall", k), ("ndcg", k), ("ap", k), ("auc", None)]
+    """The (metric, K) pairs of K&R Tables 3–4: Recall@K and NDCG@K; AP and AUC without cut-off.
+
+    K&R §6 report "Recall@10 = HR@10 and NDCG@10. In addition, we report AP and AUC" — both
+    untruncated (their exact AP of X, 3.75, is the untruncated mean reciprocal rank; AP@10 is
+    about 1.2 points lower).
+    """
+    return [("recall", k), ("ndcg", k), ("ap", None), ("auc", None)]
 
 
 def _check_study(ranks: Mapping[str, pd.DataFrame]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
@@ -203,7 +208,7 @@ def _method_list(gammas: Sequence[float]) -> list[tuple[str, float | None]]:
 
 
 def exact_metrics(ranks: Mapping[str, pd.DataFrame], k: int = 10) -> pd.DataFrame:
-    """Exact Recall, NDCG and AP at ``k`` and AUC of each recommender (K&R Table 3, "Exact").
+    """Exact Recall and NDCG at ``k``, AP and AUC of each recommender (K&R Table 3, "Exact").
 
     Each user's AUC uses its own number of candidates N_u.
 
@@ -228,7 +233,7 @@ def sampled_metric_runs(ranks: Mapping[str, pd.DataFrame], sample_size: int = 10
     """Sampled and corrected metrics of each recommender in each of ``repeats`` runs.
 
     In every run each user's sampled rank r_u is drawn from its global rank R_u and N_u, and
-    every method turns the ranks into estimates of Recall@K, NDCG@K, AP@K and AUC: the sampled
+    every method turns the ranks into estimates of Recall@K, NDCG@K, AP and AUC: the sampled
     metric, the rank estimate (K&R eq. 20), CLS (eq. 21, monotone) and BV γ (eq. 25) with a
     uniform prior (§6.3).
 
