@@ -1,6 +1,6 @@
 """Global and sampled ranks of each test user's held-out item under a fitted recommender.
 
-Two candidate protocols (see DESIGN.md, "Protocol choices"):
+Two candidate protocols:
 
 * ``unseen`` (Krichene & Rendle KDD 2020; Li et al. KDD 2020 "actual"): the user's training
   items are excluded from the ranking and from the sampled items, so user u has
