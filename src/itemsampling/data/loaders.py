@@ -150,12 +150,8 @@ def load_pinterest_subset(
     held = read_ncf_rating(ncf_test)
     held = held[held["user"].isin(pairs["user"].unique())]
     _require_among(pairs, held, name, "the NCF pinterest-20 test item")
-    return dataset_from_pairs(
-        name,
-        pairs["user"].to_numpy(),
-        pairs["item"].to_numpy(),
-        held["user"].to_numpy(),
-        held["item"].to_numpy(),
+    return _dataset_from_frames(
+        name, pairs, held,
         description="a 37,501-user subset of pinterest-20 (HMGCN train+test files, duplicates removed; "
         "not the users' complete histories, not pinterest-20 itself); held-out item = the NCF "
         "pinterest-20 test item of each user",
@@ -176,12 +172,8 @@ def load_diffnet_yelp(
     parts = [read_ncf_rating(p)[["user", "item"]] for p in (train, val, test)]
     held = parts[2].drop_duplicates("user", keep="first")
     pairs = pd.concat(parts)
-    return dataset_from_pairs(
-        name,
-        pairs["user"].to_numpy(),
-        pairs["item"].to_numpy(),
-        held["user"].to_numpy(),
-        held["item"].to_numpy(),
+    return _dataset_from_frames(
+        name, pairs, held,
         description="the DiffNet yelp (ll0ruc/DivSR; 17,220 users, 35,351 businesses; a different yelp from "
         "Li et al.'s) with train, validation and test pooled; held-out item = each user's first item in "
         "yelp.test.rating; users without test items have none",
@@ -199,13 +191,22 @@ def load_ncf_split(train: PathLike, test: PathLike, *, name: str, title: str) ->
     if held["user"].duplicated().any():
         user = int(held.loc[held["user"].duplicated(), "user"].iloc[0])
         raise ValueError(f"{test}: user {user} has more than one test item; NCF test files hold one per user")
+    return _dataset_from_frames(
+        name, pairs, held,
+        description=f"{title}; held-out item = the NCF-format test.rating item of each user",
+    )
+
+
+def _dataset_from_frames(name: str, pairs: pd.DataFrame, held: pd.DataFrame, *, description: str) -> Dataset:
+    """:func:`~itemsampling.data.splits.dataset_from_pairs` on the ``user``/``item`` columns of the
+    interaction frame ``pairs`` and of the held-out frame ``held``."""
     return dataset_from_pairs(
         name,
         pairs["user"].to_numpy(),
         pairs["item"].to_numpy(),
         held["user"].to_numpy(),
         held["item"].to_numpy(),
-        description=f"{title}; held-out item = the NCF-format test.rating item of each user",
+        description=description,
     )
 
 
