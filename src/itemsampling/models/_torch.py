@@ -20,7 +20,7 @@ import torch
 from torch import nn
 
 from .._validation import check_choice
-from .base import Recommender, check_interactions
+from .base import Recommender, check_interactions, progress_bar
 
 __all__ = [
     "DEVICES",
@@ -28,7 +28,9 @@ __all__ = [
     "TorchRecommender",
     "adam",
     "batch_slices",
+    "check_learning_rate",
     "check_positive_int",
+    "gradient_step",
     "is_real",
     "resolve_device",
     "rows_per_batch",
@@ -55,6 +57,13 @@ def is_real(value) -> bool:
     """Whether ``value`` is a finite real number (``bool`` excluded)."""
     return (not isinstance(value, bool) and isinstance(value, (int, float, np.integer, np.floating))
             and bool(np.isfinite(value)))
+
+
+def check_learning_rate(lr) -> float:
+    """Return the learning rate ``lr`` as ``float`` if it is a finite number > 0, else raise ``ValueError``."""
+    if not (is_real(lr) and lr > 0):
+        raise ValueError(f"lr must be a positive number, got {lr!r}")
+    return float(lr)
 
 
 def resolve_device(device: str) -> torch.device:
@@ -143,6 +152,13 @@ def adam(module: nn.Module, lr: float) -> torch.optim.Adam:
     return torch.optim.Adam(module.parameters(), lr=lr, fused=True)
 
 
+def gradient_step(optimizer: torch.optim.Optimizer, loss: torch.Tensor) -> None:
+    """One update of ``optimizer``: clear the gradients, back-propagate ``loss``, step."""
+    optimizer.zero_grad(set_to_none=True)
+    loss.backward()
+    optimizer.step()
+
+
 def batch_slices(n: int, batch_size: int) -> Iterator[slice]:
     """Yield consecutive slices ``[start, start + batch_size)`` covering ``range(n)``."""
     for start in range(0, n, batch_size):
@@ -225,6 +241,11 @@ class TorchRecommender(Recommender):
     @abstractmethod
     def _score_batch_size(self) -> int:
         """Users per scoring batch (keep the intermediates within :data:`SCORE_MEMORY_BYTES`)."""
+
+    def _epoch_bar(self, progress: bool | None):
+        """Progress bar over ``range(n_epochs)`` of the subclass's ``n_epochs`` hyper-parameter."""
+        return progress_bar(range(self._hyperparameters["n_epochs"]), progress, desc=f"fitting {self.name}",
+                            unit="epoch")
 
     def _fit(self, train: sp.csr_matrix, seed: int | None, progress: bool | None) -> None:
         rng, torch_seed = seed_generators(seed)

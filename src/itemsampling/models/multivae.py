@@ -26,11 +26,12 @@ from ._torch import (
     TorchRecommender,
     adam,
     batch_slices,
+    check_learning_rate,
     check_positive_int,
+    gradient_step,
     is_real,
     rows_per_batch,
 )
-from .base import progress_bar
 
 __all__ = ["MultiVAE", "kl_weight"]
 
@@ -178,13 +179,12 @@ class MultiVAE(TorchRecommender):
         latent_dim = check_positive_int("latent_dim", latent_dim)
         if total_anneal_steps is not None:
             total_anneal_steps = check_positive_int("total_anneal_steps", total_anneal_steps)
-        if not (is_real(lr) and lr > 0):
-            raise ValueError(f"lr must be a positive number, got {lr!r}")
+        lr = check_learning_rate(lr)
         if not (is_real(dropout) and 0 <= dropout < 1):
             raise ValueError(f"dropout must be a probability in [0, 1), got {dropout!r}")
         if not (is_real(beta_max) and beta_max >= 0):
             raise ValueError(f"beta_max must be a non-negative number, got {beta_max!r}")
-        super().__init__(n_epochs=n_epochs, batch_size=batch_size, lr=float(lr),
+        super().__init__(n_epochs=n_epochs, batch_size=batch_size, lr=lr,
                          hidden_dim=hidden_dim, latent_dim=latent_dim, dropout=float(dropout),
                          beta_max=float(beta_max), total_anneal_steps=total_anneal_steps,
                          device=device, num_threads=num_threads)
@@ -203,8 +203,7 @@ class MultiVAE(TorchRecommender):
         optimizer = adam(module, hp["lr"])
         self.history_ = []
         step = 0
-        epochs = progress_bar(range(hp["n_epochs"]), progress, desc=f"fitting {self.name}",
-                              unit="epoch")
+        epochs = self._epoch_bar(progress)
         for epoch in epochs:
             order = rng.permutation(n_users)
             sums = np.zeros(3)
@@ -215,9 +214,7 @@ class MultiVAE(TorchRecommender):
                 logits, mu, logvar = module(x)
                 nll, kl = _negative_elbo_terms(x, logits, mu, logvar)
                 loss = nll + beta * kl
-                optimizer.zero_grad(set_to_none=True)
-                loss.backward()
-                optimizer.step()
+                gradient_step(optimizer, loss)
                 sums += np.array([loss.item(), nll.item(), kl.item()])
             mean = sums / batches_per_epoch
             self.history_.append({"epoch": epoch + 1, "loss": mean[0], "neg_log_likelihood": mean[1],

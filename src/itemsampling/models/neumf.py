@@ -27,11 +27,11 @@ from ._torch import (
     TorchRecommender,
     adam,
     batch_slices,
+    check_learning_rate,
     check_positive_int,
-    is_real,
+    gradient_step,
     rows_per_batch,
 )
-from .base import progress_bar
 
 __all__ = ["NeuMF", "sample_negatives"]
 
@@ -177,15 +177,14 @@ class NeuMF(TorchRecommender):
         batch_size = check_positive_int("batch_size", batch_size)
         n_factors = check_positive_int("n_factors", n_factors)
         n_negatives = check_positive_int("n_negatives", n_negatives)
-        if not (is_real(lr) and lr > 0):
-            raise ValueError(f"lr must be a positive number, got {lr!r}")
+        lr = check_learning_rate(lr)
         if isinstance(mlp_layers, (str, bytes)) or not isinstance(mlp_layers, Sequence) or len(mlp_layers) < 2:
             raise ValueError(f"mlp_layers must be a sequence of at least two widths, got {mlp_layers!r}")
         mlp_layers = [check_positive_int("each of mlp_layers", w) for w in mlp_layers]
         if mlp_layers[0] % 2:
             raise ValueError(f"mlp_layers[0] is the concatenated user+item embedding size and must "
                              f"be even, got {mlp_layers[0]}")
-        super().__init__(n_epochs=n_epochs, batch_size=batch_size, lr=float(lr),
+        super().__init__(n_epochs=n_epochs, batch_size=batch_size, lr=lr,
                          n_factors=n_factors, mlp_layers=mlp_layers, n_negatives=n_negatives,
                          device=device, num_threads=num_threads)
         self.history_: list[dict[str, float]] = []
@@ -205,8 +204,7 @@ class NeuMF(TorchRecommender):
         labels = torch.cat([torch.ones(pos_users.size), torch.zeros(neg_users.size)])
         optimizer = adam(module, hp["lr"])
         self.history_ = []
-        epochs = progress_bar(range(hp["n_epochs"]), progress, desc=f"fitting {self.name}",
-                              unit="epoch")
+        epochs = self._epoch_bar(progress)
         for epoch in epochs:
             items = torch.from_numpy(np.concatenate([pos_items, sample_negatives(train, neg_users, rng)]))
             order = torch.from_numpy(rng.permutation(users.numel()))
@@ -215,9 +213,7 @@ class NeuMF(TorchRecommender):
                 idx = order[part]
                 logits = module(users[idx].to(self._torch_device), items[idx].to(self._torch_device))
                 loss = F.binary_cross_entropy_with_logits(logits, labels[idx].to(self._torch_device))
-                optimizer.zero_grad(set_to_none=True)
-                loss.backward()
-                optimizer.step()
+                gradient_step(optimizer, loss)
                 total += loss.item() * idx.numel()
             mean = total / order.numel()
             self.history_.append({"epoch": epoch + 1, "loss": mean})
