@@ -12,6 +12,8 @@ Monte Carlo mean and standard deviation that Table 2 prints.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import pandas as pd
 
@@ -43,7 +45,22 @@ TOY_RANKS = {
 #: The (metric, cut-off) columns of Tables 1–2: untruncated AUC, AP and NDCG, and Recall@10.
 TOY_METRICS = (("auc", None), ("ap", None), ("ndcg", None), ("recall", 10))
 
-_COLUMNS = [f"{m}@{k}" if k is not None else m for m, k in TOY_METRICS]
+
+
+def _column(metric: str, k: int | None) -> str:
+    return f"{metric}@{k}" if k is not None else metric
+
+
+def _table(ranks: dict | None, value: Callable[[np.ndarray, str, int | None], float]) -> pd.DataFrame:
+    """One row per recommender of ``ranks`` (default :data:`TOY_RANKS`), one column per metric of
+    :data:`TOY_METRICS`, holding ``value(global ranks, metric, k)``."""
+    ranks = TOY_RANKS if ranks is None else ranks
+    rows = {name: {_column(metric, k): value(np.asarray(r), metric, k) for metric, k in TOY_METRICS}
+            for name, r in ranks.items()}
+    return pd.DataFrame.from_dict(rows, orient="index").rename_axis("recommender")
+
+
+_COLUMNS = [_column(m, k) for m, k in TOY_METRICS]
 #: Table 1 of K&R as printed (exact metrics, three decimals).
 PAPER_TABLE_1 = pd.DataFrame(
     [[0.990, 0.010, 0.150, 0.000], [0.555, 0.010, 0.122, 0.000], [0.843, 0.101, 0.208, 0.200]],
@@ -67,10 +84,6 @@ PAPER_TABLE_2 = pd.concat(
 )
 
 
-def _column(metric: str, k: int | None) -> str:
-    return f"{metric}@{k}" if k is not None else metric
-
-
 def exact_table(ranks: dict | None = None, n_items: int = TOY_N_ITEMS) -> pd.DataFrame:
     """Exact metrics of each recommender (K&R Table 1), computed with :func:`global_metrics`.
 
@@ -86,15 +99,7 @@ def exact_table(ranks: dict | None = None, n_items: int = TOY_N_ITEMS) -> pd.Dat
     pandas.DataFrame
         Index ``recommender``, one column per metric of :data:`TOY_METRICS`.
     """
-    ranks = TOY_RANKS if ranks is None else ranks
-    rows = {}
-    for name, r in ranks.items():
-        values = {}
-        for metric, k in TOY_METRICS:
-            frame = global_metrics(np.asarray(r), n_items, metric, k)
-            values[_column(metric, k)] = float(frame["value"].iloc[0])
-        rows[name] = values
-    return pd.DataFrame.from_dict(rows, orient="index").rename_axis("recommender")
+    return _table(ranks, lambda r, metric, k: float(global_metrics(r, n_items, metric, k)["value"].iloc[0]))
 
 
 def expected_sampled_table(sample_size: int = TOY_SAMPLE_SIZE, scheme: str = "binomial",
@@ -117,15 +122,7 @@ def expected_sampled_table(sample_size: int = TOY_SAMPLE_SIZE, scheme: str = "bi
     pandas.DataFrame
         Index ``recommender``, one column per metric of :data:`TOY_METRICS`.
     """
-    ranks = TOY_RANKS if ranks is None else ranks
-    rows = {
-        name: {
-            _column(metric, k): expected_sampled_metric(np.asarray(r), n_items, sample_size, metric, k, scheme)
-            for metric, k in TOY_METRICS
-        }
-        for name, r in ranks.items()
-    }
-    return pd.DataFrame.from_dict(rows, orient="index").rename_axis("recommender")
+    return _table(ranks, lambda r, metric, k: expected_sampled_metric(r, n_items, sample_size, metric, k, scheme))
 
 
 def simulated_sampled_table(repeats: int = 1000, sample_size: int = TOY_SAMPLE_SIZE, rng=None,
