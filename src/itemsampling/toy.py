@@ -46,7 +46,6 @@ TOY_RANKS = {
 TOY_METRICS = (("auc", None), ("ap", None), ("ndcg", None), ("recall", 10))
 
 
-
 def _column(metric: str, k: int | None) -> str:
     return f"{metric}@{k}" if k is not None else metric
 
