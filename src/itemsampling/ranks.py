@@ -306,15 +306,32 @@ def _min_candidates(model: Recommender, users: np.ndarray, protocol: str) -> int
     return int(model.n_items - np.diff(model.train_.indptr)[users].max())
 
 
-def _sampling_batches(model, test_items, protocol, users, batch_size, progress):
-    """Yield per batch: users, targets, scores, target scores/keys and the non-candidate pattern."""
+def _sampling_setup(model, test_items, protocol, repeats, rng, users, sizes):
+    """Checked protocol, repeats, generator and test users of a sampled-ranks run.
+
+    ``sizes`` are the (name, value) sample set sizes to check against the smallest N_u.
+    """
+    protocol = _check_protocol(protocol)
+    repeats = _check_repeats(repeats)
+    gen = as_generator(rng)
+    test_users, _ = _test_users(test_items, model.n_users, users)
+    _check_sampling(model, _min_candidates(model, test_users, protocol), sizes)
+    return protocol, repeats, gen, test_users
+
+
+def _sampling_batches(model, test_items, protocol, users, repeats, batch_size, progress):
+    """Yield per batch: users, targets, scores, the non-candidate pattern, the pool size N_u - 1
+    of candidates other than the target, and the batch row of each of the ``repeats`` sample
+    sets per user."""
     users, targets = _test_users(test_items, model.n_users, users)
     pos = 0
     for batch, scores in score_batches(model, users, batch_size, progress):
         _check_scores(scores)
         t = targets[pos : pos + batch.size]
         pos += batch.size
-        yield batch, t, scores, _excluded(model, batch, t, protocol)
+        excluded = _excluded(model, batch, t, protocol)
+        pool = model.n_items - np.diff(excluded.indptr)
+        yield batch, t, scores, excluded, pool, np.tile(np.arange(batch.size), repeats)
 
 
 def _count_preceding(scores, batch, targets, excluded, rows, positions, tie_seed) -> np.ndarray:
@@ -373,17 +390,13 @@ def sampled_ranks(
         Columns ``repeat``, ``user``, ``item``, ``rank`` (r_u in 1..n), ``sample_size`` (n) and
         ``n_candidates`` (N_u), ordered by repeat then user.
     """
-    protocol = _check_protocol(protocol)
-    repeats = _check_repeats(repeats)
-    gen = as_generator(rng)
-    test_users, _ = _test_users(test_items, model.n_users, users)
-    _check_sampling(model, _min_candidates(model, test_users, protocol), [("sample_size", sample_size)])
+    protocol, repeats, gen, test_users = _sampling_setup(
+        model, test_items, protocol, repeats, rng, users, [("sample_size", sample_size)]
+    )
     frames = []
-    for batch, targets, scores, excluded in _sampling_batches(
-        model, test_items, protocol, test_users, batch_size, progress
+    for batch, targets, scores, excluded, pool, rows in _sampling_batches(
+        model, test_items, protocol, test_users, repeats, batch_size, progress
     ):
-        pool = model.n_items - np.diff(excluded.indptr)  # N_u - 1 items other than the target
-        rows = np.tile(np.arange(batch.size), repeats)
         positions = _draw_positions(gen, pool[rows], sample_size - 1, replace)
         ranks = 1 + _count_preceding(scores, batch, targets, excluded, rows, positions, tie_seed)
         frames.append(_frame(rows, batch, targets, ranks, np.full(rows.size, sample_size), pool, repeats))
@@ -419,19 +432,15 @@ def adaptive_sampled_ranks(
         Columns ``repeat``, ``user``, ``item``, ``rank`` (r_u), ``sample_size`` (final n_u) and
         ``n_candidates`` (N_u).
     """
-    protocol = _check_protocol(protocol)
-    repeats = _check_repeats(repeats)
-    gen = as_generator(rng)
-    test_users, _ = _test_users(test_items, model.n_users, users)
-    _check_sampling(model, _min_candidates(model, test_users, protocol), [("n0", n0), ("n_max", n_max)])
+    protocol, repeats, gen, test_users = _sampling_setup(
+        model, test_items, protocol, repeats, rng, users, [("n0", n0), ("n_max", n_max)]
+    )
     if n0 > n_max:
         raise ValueError(f"n0 = {n0} must not exceed n_max = {n_max}")
     frames = []
-    for batch, targets, scores, excluded in _sampling_batches(
-        model, test_items, protocol, test_users, batch_size, progress
+    for batch, targets, scores, excluded, pool, rows in _sampling_batches(
+        model, test_items, protocol, test_users, repeats, batch_size, progress
     ):
-        pool = model.n_items - np.diff(excluded.indptr)
-        rows = np.tile(np.arange(batch.size), repeats)
         drawn = _draw_positions(gen, pool[rows], n0 - 1, replace)
         ranks = 1 + _count_preceding(scores, batch, targets, excluded, rows, drawn, tie_seed)
         sizes = np.full(rows.size, n0, dtype=np.int64)
