@@ -14,6 +14,7 @@ __all__ = [
     "check_choice",
     "check_distribution",
     "check_n_items",
+    "check_positive_integer",
     "check_ranks",
     "check_sample_size",
 ]
@@ -32,6 +33,13 @@ def check_n_items(n_items) -> int:
     if isinstance(n_items, bool) or not isinstance(n_items, (int, np.integer)) or n_items < 2:
         raise ValueError(f"n_items must be an integer >= 2, got {n_items!r}")
     return int(n_items)
+
+
+def check_positive_integer(name: str, value) -> int:
+    """Check that ``value`` is an integer >= 1 (``bool`` excluded) and return it as ``int``."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    return int(value)
 
 
 def check_sample_size(sample_size, n_items: int) -> int:

@@ -28,6 +28,7 @@ from ._validation import (
     check_choice,
     check_distribution,
     check_n_items,
+    check_positive_integer,
     check_ranks,
     check_sample_size,
 )
@@ -123,8 +124,7 @@ def _check_sample_sizes(sample_sizes, n_items: int, n_users: int) -> np.ndarray:
 
 def _check_em_options(max_iter, tol, init, n_items):
     """Validate the EM options (before any kernel is computed) and return ``init``."""
-    if isinstance(max_iter, bool) or not isinstance(max_iter, (int, np.integer)) or max_iter < 1:
-        raise ValueError(f"max_iter must be a positive integer, got {max_iter!r}")
+    check_positive_integer("max_iter", max_iter)
     if not (isinstance(tol, (int, float, np.floating)) and np.isfinite(tol) and tol >= 0):
         raise ValueError(f"tol must be a finite number >= 0, got {tol!r}")
     return None if init is None else check_distribution(init, check_n_items(n_items), name="init")
@@ -345,8 +345,7 @@ def mes(
         ``(N,)`` estimate P̂(R) (strictly positive).
     """
     _check_positive("tol", tol)
-    if isinstance(max_iter, bool) or not isinstance(max_iter, (int, np.integer)) or max_iter < 1:
-        raise ValueError(f"max_iter must be a positive integer, got {max_iter!r}")
+    check_positive_integer("max_iter", max_iter)
     eta_scale = check_choice("eta_scale", eta_scale, ETA_SCALES)
     _check_positive("eta", eta)
     kernel, counts, _ = _observations(sampled_ranks, n_items, sample_size, scheme)

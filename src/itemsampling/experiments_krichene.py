@@ -43,7 +43,7 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from . import corrections
-from ._validation import check_choice, check_ranks
+from ._validation import check_choice, check_positive_integer, check_ranks
 from .experiments import pairwise_order_agreement
 from .kernels import SCHEMES, log_kernel_block
 from .metrics import global_metrics, rank_weight
@@ -178,8 +178,7 @@ def item_groups(n_items, n_groups: int) -> tuple[np.ndarray, np.ndarray]:
         int64 rounded mean N_u of each group.
     """
     N = np.asarray(n_items, dtype=np.int64)
-    if isinstance(n_groups, bool) or not isinstance(n_groups, (int, np.integer)) or n_groups < 1:
-        raise ValueError(f"n_groups must be a positive integer, got {n_groups!r}")
+    check_positive_integer("n_groups", n_groups)
     edges = np.unique(np.quantile(N, np.linspace(0, 1, n_groups + 1)[1:-1], method="lower"))
     group = np.searchsorted(edges, N, side="left")
     _, group = np.unique(group, return_inverse=True)  # drop empty groups
@@ -265,8 +264,7 @@ def sampled_metric_runs(ranks: Mapping[str, pd.DataFrame], sample_size: int = 10
         ``estimate``.
     """
     scheme = check_choice("sampling scheme", scheme, SCHEMES)
-    if isinstance(repeats, bool) or not isinstance(repeats, (int, np.integer)) or repeats < 1:
-        raise ValueError(f"repeats must be a positive integer, got {repeats!r}")
+    check_positive_integer("repeats", repeats)
     study = _check_study(ranks)
     methods = _method_list(gammas)
     pairs = _targets(k)

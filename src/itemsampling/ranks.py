@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from ._validation import check_choice
+from ._validation import check_choice, check_positive_integer
 from .models.base import Recommender, check_seed, score_batches
 from .simulation import as_generator
 
@@ -284,20 +284,13 @@ def _draw_positions(rng, pool: np.ndarray, count: int, replace: bool, existing=N
 
 def _check_sampling(model, n_candidates_min: int, sizes: Sequence[int]) -> None:
     for name, value in sizes:
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-            raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        check_positive_integer(name, value)
         if value > n_candidates_min:
             raise ValueError(
                 f"{name} = {value} exceeds the number of candidate items of some user "
                 f"(smallest N_u = {n_candidates_min}); the sample set is the target plus n - 1 "
                 "other candidates"
             )
-
-
-def _check_repeats(repeats) -> int:
-    if isinstance(repeats, bool) or not isinstance(repeats, (int, np.integer)) or repeats < 1:
-        raise ValueError(f"repeats must be a positive integer, got {repeats!r}")
-    return int(repeats)
 
 
 def _min_candidates(model: Recommender, users: np.ndarray, protocol: str) -> int:
@@ -312,7 +305,7 @@ def _sampling_setup(model, test_items, protocol, repeats, rng, users, sizes):
     ``sizes`` are the (name, value) sample set sizes to check against the smallest N_u.
     """
     protocol = _check_protocol(protocol)
-    repeats = _check_repeats(repeats)
+    repeats = check_positive_integer("repeats", repeats)
     gen = as_generator(rng)
     test_users, _ = _test_users(test_items, model.n_users, users)
     _check_sampling(model, _min_candidates(model, test_users, protocol), sizes)

@@ -32,6 +32,7 @@ from ._validation import (
     check_choice,
     check_distribution,
     check_n_items,
+    check_positive_integer,
     check_ranks,
     check_sample_size,
 )
@@ -210,10 +211,7 @@ def adaptive_sample_ranks(
     """
     scheme = check_choice("sampling scheme", scheme, SCHEMES)
     R, N = _check_users(global_ranks, n_items)
-    for name, value in (("n0", n0), ("n_max", n_max)):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-            raise ValueError(f"{name} must be a positive integer, got {value!r}")
-    n0, n_max = int(n0), int(n_max)
+    n0, n_max = check_positive_integer("n0", n0), check_positive_integer("n_max", n_max)
     if n0 > n_max:
         raise ValueError(f"n0 = {n0} must not exceed n_max = {n_max}")
     if n_max > N.min():

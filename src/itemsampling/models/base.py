@@ -25,6 +25,8 @@ import numpy as np
 import scipy.sparse as sp
 from tqdm.auto import tqdm
 
+from .._validation import check_positive_integer
+
 __all__ = [
     "Recommender",
     "check_interactions",
@@ -253,8 +255,7 @@ def score_batches(
     (numpy.ndarray, numpy.ndarray)
         The int64 user indices of the batch and their float32 ``(len(batch), n_items)`` scores.
     """
-    if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
-        raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
+    check_positive_integer("batch_size", batch_size)
     users = check_users(users, model.n_users)
     with progress_bar(total=users.size, progress=progress, desc=f"scoring {model.name}", unit="user") as bar:
         for start in range(0, users.size, batch_size):
