@@ -122,12 +122,19 @@ def new_figure(ncols: int = 1, nrows: int = 1, width: str | float = "single",
 
 
 def git_commit(root: str | Path = ".") -> str:
-    """The commit checked out in ``root`` (``+dirty`` if tracked files differ), or ``unknown``."""
+    """The commit checked out in ``root``, or ``unknown``.
+
+    ``+dirty`` is appended if tracked files other than the outputs (``results/``, ``figures/``)
+    differ from the commit, so figures written one after another all carry the same stamp.
+    """
     try:
         commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, check=True,
                                 capture_output=True, text=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
-                               check=True, capture_output=True, text=True).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no", "--", ".",
+             ":(exclude)results/", ":(exclude)figures/"],
+            cwd=root, check=True, capture_output=True, text=True,
+        ).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
     return f"{commit}+dirty" if dirty else commit
