@@ -121,7 +121,7 @@ def rank_estimate(weights, n_items: int, sample_size: int) -> np.ndarray:
 
 
 def cls(weights, n_items: int, sample_size: int, *, prior=None, scheme: str = "binomial",
-        ) -> np.ndarray:
+        kernel=None) -> np.ndarray:
     """Constrained least squares correction (KDD'20 eq. 21 with the monotone constraint, §6.3).
 
     Solves, for each target column,
@@ -147,6 +147,9 @@ def cls(weights, n_items: int, sample_size: int, *, prior=None, scheme: str = "b
         P(R); uniform when omitted (as in the paper).
     scheme : {"binomial", "hypergeometric"}
         Sampling with or without replacement.
+    kernel : numpy.ndarray, optional
+        The ``(N, n)`` rank kernel of ``scheme``, when already computed (e.g. from
+        :class:`itemsampling.kernels.KernelCache`); computed here otherwise.
 
     Returns
     -------
@@ -156,7 +159,7 @@ def cls(weights, n_items: int, sample_size: int, *, prior=None, scheme: str = "b
     n_items, sample_size, w = _check_problem(n_items, sample_size, weights)
     p = _check_prior(prior, n_items)
     sqrt_p = np.sqrt(p)[:, None]
-    q, r_factor = np.linalg.qr(sqrt_p * rank_kernel(n_items, sample_size, scheme))
+    q, r_factor = np.linalg.qr(sqrt_p * _kernel(kernel, n_items, sample_size, scheme))
     targets = q[: w.shape[0]].T @ (sqrt_p[: w.shape[0]] * w)
     cumulative = np.triu(np.ones((sample_size, sample_size)))
     design = r_factor @ cumulative
@@ -254,7 +257,7 @@ class LinearCorrection:
 
 
 def bv_operator(n_items: int, sample_size: int, *, gamma: float = 0.01, prior=None,
-                scheme: str = "binomial") -> LinearCorrection:
+                scheme: str = "binomial", kernel=None) -> LinearCorrection:
     """Bias-variance trade-off correction (Krichene & Rendle, KDD 2020, eq. 24-26).
 
     Minimises ``Σ_R p(R) [(E[M̂(r) | R] - M(R))² + γ Var[M̂(r) | R]]``, whose normal equations
@@ -273,6 +276,9 @@ def bv_operator(n_items: int, sample_size: int, *, gamma: float = 0.01, prior=No
         P(R); uniform when omitted (as in the paper).
     scheme : {"binomial", "hypergeometric"}
         Sampling with or without replacement.
+    kernel : numpy.ndarray, optional
+        The ``(N, n)`` rank kernel of ``scheme``, when already computed (e.g. from
+        :class:`itemsampling.kernels.KernelCache`); computed here otherwise.
 
     Returns
     -------
@@ -283,14 +289,14 @@ def bv_operator(n_items: int, sample_size: int, *, gamma: float = 0.01, prior=No
     n_items = check_n_items(n_items)
     sample_size = check_sample_size(sample_size, n_items)
     p = _check_prior(prior, n_items)
-    kernel = rank_kernel(n_items, sample_size, scheme)
+    kernel = _kernel(kernel, n_items, sample_size, scheme)
     gram = kernel.T @ (p[:, None] * kernel)
     system = (1.0 - gamma) * gram + gamma * np.diag(kernel.T @ p)
     return LinearCorrection(kernel, p, _factor(system, "BV", "use gamma > 0"))
 
 
 def mn_operator(n_items: int, sample_size: int, n_users: int, *, prior=None,
-                scheme: str = "binomial") -> LinearCorrection:
+                scheme: str = "binomial", kernel=None) -> LinearCorrection:
     """Minimal-MSE-bound correction MN (Li et al., AAAI 2023, eq. 10-11).
 
     Minimises the bound L = L1 + L2 on the mean squared error of the estimated metric over M
@@ -312,6 +318,9 @@ def mn_operator(n_items: int, sample_size: int, n_users: int, *, prior=None,
         P(R); uniform when omitted. The paper recommends an MLE or MES estimate.
     scheme : {"binomial", "hypergeometric"}
         Sampling with or without replacement.
+    kernel : numpy.ndarray, optional
+        The ``(N, n)`` rank kernel of ``scheme``, when already computed (e.g. from
+        :class:`itemsampling.kernels.KernelCache`); computed here otherwise.
 
     Returns
     -------
@@ -322,11 +331,21 @@ def mn_operator(n_items: int, sample_size: int, n_users: int, *, prior=None,
     n_items = check_n_items(n_items)
     sample_size = check_sample_size(sample_size, n_items)
     p = _check_prior(prior, n_items)
-    kernel = rank_kernel(n_items, sample_size, scheme)
+    kernel = _kernel(kernel, n_items, sample_size, scheme)
     # Kᵀ D K - (1/M) KᵀK + (1/M) Λ₁ = Kᵀ diag(p - 1/M) K + (1/M) Λ₁: one n x n product
     system = kernel.T @ ((p - 1.0 / n_users)[:, None] * kernel)
     system[np.diag_indices_from(system)] += kernel.sum(axis=0) / n_users
     return LinearCorrection(kernel, p, _factor(system, "MN", "check the prior"))
+
+
+def _kernel(kernel, n_items: int, sample_size: int, scheme: str) -> np.ndarray:
+    """The given rank kernel (checked for its shape) or :func:`rank_kernel`."""
+    if kernel is None:
+        return rank_kernel(n_items, sample_size, scheme)
+    kernel = np.asarray(kernel, dtype=np.float64)
+    if kernel.shape != (n_items, sample_size):
+        raise ValueError(f"kernel must have shape (N, n) = ({n_items}, {sample_size}), got {kernel.shape}")
+    return kernel
 
 
 def _factor(system: np.ndarray, name: str, hint: str) -> tuple:

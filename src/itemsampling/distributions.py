@@ -22,6 +22,8 @@ replacement, as in the papers) or ``"hypergeometric"`` (without replacement).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from ._validation import (
@@ -32,6 +34,7 @@ from ._validation import (
     check_ranks,
     check_sample_size,
 )
+from .candidates import DEFAULT_N_GROUPS, CandidateGroups
 from .em import (
     DEFAULT_MAX_ITER,
     DEFAULT_TOL,
@@ -39,7 +42,7 @@ from .em import (
     em_mixture_weights,
     mixture_log_likelihood,
 )
-from .kernels import SCHEMES, kernel_columns
+from .kernels import SCHEMES, KernelCache, kernel_columns
 from .mes import DEFAULT_TOL as MES_DEFAULT_TOL
 from .mes import mes_objective_value, solve_mes
 from .metrics import rank_weight
@@ -73,53 +76,90 @@ ETA_SCALES = ("paper", "code")
 # ----------------------------------------------------------------------------- input handling
 
 
-def _observations(sampled_ranks, n_items, sample_size, scheme):
-    """Validate the input and group users by their sampled rank.
+def _validated(sampled_ranks, n_items, sample_sizes, n_groups, per_user_sizes):
+    """Checked sampled ranks, per-user sample sizes and the candidate groups of the users.
 
-    Returns the kernel columns ``(N, d)`` of the distinct sampled ranks, the user count of each
-    and the distinct ranks themselves.
+    ``n_items`` is one N or one N_u per user (grouped as in :mod:`itemsampling.candidates`);
+    ``sample_sizes`` is one n, or with ``per_user_sizes`` one n_u per user (adaptive sampling).
     """
-    n_items = check_n_items(n_items)
-    sample_size = check_sample_size(sample_size, n_items)
-    scheme = check_choice("sampling scheme", scheme, SCHEMES)
-    ranks = check_ranks(sampled_ranks, sample_size, name="sampled_ranks")
-    distinct, counts = np.unique(ranks, return_counts=True)
-    return kernel_columns(n_items, sample_size, distinct, scheme), counts, distinct
-
-
-def _adaptive_observations(sampled_ranks, n_items, sample_sizes, scheme, with_groups=False):
-    """Group users by (n_u, r_u); one ``kernel_columns`` call per distinct sample size.
-
-    Returns the kernel columns ``(N, d)`` and the user count of each column, and with
-    ``with_groups`` also the column boundaries of the sample sizes.
-    """
-    n_items = check_n_items(n_items)
-    scheme = check_choice("sampling scheme", scheme, SCHEMES)
-    ranks = check_ranks(sampled_ranks, n_items, name="sampled_ranks")
-    sizes = _check_sample_sizes(sample_sizes, n_items, ranks.size)
-    check_ranks(ranks, sizes, name="sampled_ranks")  # r_u <= n_u
-    pairs, counts = np.unique(np.stack([sizes, ranks], axis=1), axis=0, return_counts=True)
-    blocks = []
-    for n in np.unique(pairs[:, 0]):
-        blocks.append(kernel_columns(n_items, int(n), pairs[pairs[:, 0] == n, 1], scheme))
-    # np.unique sorts by n and then r, like the blocks and their columns
-    kernel = np.concatenate(blocks, axis=1)
-    if with_groups:
-        return kernel, counts, np.cumsum([0] + [block.shape[1] for block in blocks])
-    return kernel, counts
-
-
-def _check_sample_sizes(sample_sizes, n_items: int, n_users: int) -> np.ndarray:
+    ranks = check_ranks(sampled_ranks, np.iinfo(np.int64).max, name="sampled_ranks")
+    groups = CandidateGroups.build(n_items, ranks.size, n_groups)
+    n_items_u = np.broadcast_to(np.asarray(n_items), (ranks.size,))
     arr = np.asarray(sample_sizes)
     if arr.ndim == 0:
-        return np.full(n_users, check_sample_size(arr.item(), n_items), dtype=np.int64)
-    sizes = check_ranks(arr, n_items, name="sample_sizes")  # whole numbers in 1..N
-    if sizes.size != n_users:
-        raise ValueError(
-            f"sample_sizes has {sizes.size} entries but there are {n_users} sampled ranks; "
-            "give one sample size per user (or a single integer)"
-        )
-    return sizes
+        sizes = np.full(ranks.size, check_sample_size(arr.item(), int(n_items_u.min())), dtype=np.int64)
+    elif not per_user_sizes:
+        raise ValueError("sample_size must be one integer n; per-user sample sizes n_u are for "
+                         "adaptive sampling (adaptive_mle)")
+    else:
+        if arr.shape != (ranks.size,):
+            raise ValueError(
+                f"sample_sizes has {arr.size} entries but there are {ranks.size} sampled ranks; "
+                "give one sample size per user (or a single integer)"
+            )
+        sizes = check_ranks(arr, n_items_u, name="sample_sizes")  # whole numbers in 1..N_u
+    check_ranks(ranks, sizes, name="sampled_ranks")  # r_u <= n_u
+    return ranks, sizes, groups
+
+
+@dataclass(frozen=True)
+class _Observations:
+    """Users grouped by their observation (candidate group g, sample size n, sampled rank r).
+
+    ``kernel`` holds one column P(r | R; n, N_g) per distinct observation, zero for R > N_g,
+    banded per (g, n) block; ``counts`` is the number of users of each column, ``ranks`` its r.
+    """
+
+    kernel: BandedKernel
+    counts: np.ndarray
+    ranks: np.ndarray
+    groups: CandidateGroups
+
+
+def _columns(cache, n_items, sample_size, ranks, scheme):
+    if cache is None:
+        return kernel_columns(n_items, sample_size, ranks, scheme)
+    return cache.columns(n_items, sample_size, ranks, scheme)
+
+
+def _observations(sampled_ranks, n_items, sample_sizes, scheme, n_groups=DEFAULT_N_GROUPS,
+                  per_user_sizes=False, cache=None) -> _Observations:
+    """Validate the input and group the users by (candidate group, n_u, r_u).
+
+    One block of kernel columns is computed per distinct (group, sample size), only for the
+    ranks observed in it, so the cost is independent of the number of users.
+    """
+    scheme = check_choice("sampling scheme", scheme, SCHEMES)
+    ranks, sizes, groups = _validated(sampled_ranks, n_items, sample_sizes, n_groups, per_user_sizes)
+    keys, counts = np.unique(np.stack([groups.index, sizes, ranks], axis=1), axis=0, return_counts=True)
+    # np.unique sorts by group, then n, then r: each (group, n) block is contiguous
+    starts = np.flatnonzero(np.r_[True, np.any(keys[1:, :2] != keys[:-1, :2], axis=1)])
+    blocks = []
+    for start, stop in zip(starts, np.r_[starts[1:], keys.shape[0]], strict=True):
+        g, n = int(keys[start, 0]), int(keys[start, 1])
+        blocks.append((int(start), _columns(cache, int(groups.n_items[g]), n, keys[start:stop, 2], scheme)))
+    kernel = BandedKernel.from_blocks(blocks, groups.max_items, keys.shape[0])
+    return _Observations(kernel, counts, keys[:, 2], groups)
+
+
+def _pooled_observations(sampled_ranks, n_items, sample_size, scheme, n_groups=DEFAULT_N_GROUPS,
+                         cache=None):
+    """The user-averaged kernel K̄(r, R) = Σ_g (M_g/M) P(r | R; n, N_g) at the observed ranks.
+
+    Returns its ``(max N_g, d)`` columns at the d distinct sampled ranks and their empirical
+    probabilities P̃(r): Σ_R π_R K̄(r, R) is the expected sampled rank distribution of all the
+    users together (with one N, K̄ is the ordinary kernel).
+    """
+    scheme = check_choice("sampling scheme", scheme, SCHEMES)
+    ranks, sizes, groups = _validated(sampled_ranks, n_items, sample_size, n_groups, False)
+    distinct, counts = np.unique(ranks, return_counts=True)
+    n = int(sizes[0])
+    if groups.n_groups == 1:
+        return _columns(cache, groups.max_items, n, distinct, scheme), counts / ranks.size
+    pooled = np.zeros((groups.max_items, distinct.size))
+    for n_g, share in zip(groups.n_items.tolist(), groups.fractions, strict=True):
+        pooled[:n_g] += share * _columns(cache, n_g, n, distinct, scheme)
+    return pooled, counts / ranks.size
 
 
 def _check_em_options(max_iter, tol, init, n_items):
@@ -127,7 +167,10 @@ def _check_em_options(max_iter, tol, init, n_items):
     check_positive_integer("max_iter", max_iter)
     if not (isinstance(tol, (int, float, np.floating)) and np.isfinite(tol) and tol >= 0):
         raise ValueError(f"tol must be a finite number >= 0, got {tol!r}")
-    return None if init is None else check_distribution(init, check_n_items(n_items), name="init")
+    if init is None:
+        return None
+    size = int(np.max(n_items)) if np.ndim(n_items) else check_n_items(n_items)
+    return check_distribution(init, size, name="init")
 
 
 def _check_positive(name: str, value) -> float:
@@ -165,34 +208,39 @@ def wmle_weights(sampled_ranks, weight: str = "ndcg", c: float = DEFAULT_C) -> n
 
 # ----------------------------------------------------------------------------- estimators
 
-
 def mle(
     sampled_ranks,
-    n_items: int,
+    n_items,
     sample_size: int,
     *,
     scheme: str = "binomial",
+    n_groups: int | None = DEFAULT_N_GROUPS,
     max_iter: int = DEFAULT_MAX_ITER,
     tol: float = DEFAULT_TOL,
     init=None,
     progress: bool = False,
+    cache: KernelCache | None = None,
 ) -> np.ndarray:
     """Maximum-likelihood estimate of P(R) by EM (Jin et al. AAAI 2021, eq. 19–21).
 
     Maximises log L(π) = Σ_u log Σ_R π_R P(r_u | R) over the simplex with the EM update
     π_R ← Σ_r P̃(r) π_R P(r | R) / Σ_R' π_R' P(r | R') (eq. 21), starting from the uniform
-    distribution.
+    distribution. With per-user candidates the kernel of user u is P(r_u | R; n, N_u) (that of
+    its group), and the same update maximises Σ_u log Σ_R π_R P(r_u | R; n, N_u).
 
     Parameters
     ----------
     sampled_ranks : array_like of int
         1-based sampled rank r_u of each user's held-out item, in 1..n.
-    n_items : int
-        Number of items N.
+    n_items : int or array_like of int
+        Number of items N, or N_u per user (see :mod:`itemsampling.candidates`).
     sample_size : int
-        Sample set size n (the target plus n - 1 sampled items).
+        Sample set size n (the target plus n - 1 sampled items), at most min N_u.
     scheme : {"binomial", "hypergeometric"}
         Rank kernel: sampling with or without replacement.
+    n_groups : int or None
+        Largest number of groups of users by N_u (default 20; ``None``: one per distinct N_u);
+        irrelevant for a single N.
     max_iter : int
         Maximum number of EM steps. The default, 100, is what the AAAI'23 authors' code runs
         (a fixed 100 steps from the uniform start). When the number of distinct sampled ranks
@@ -203,32 +251,37 @@ def mle(
         Also stop when a step raises log L by at most ``tol * |log L|`` (default 1e-9; with
         the default ``max_iter`` this rarely triggers).
     init : array_like, optional
-        Starting distribution; uniform by default.
+        Starting distribution (length max N_u); uniform by default.
     progress : bool
         Show a progress bar.
+    cache : KernelCache, optional
+        Kernels reused across calls (:class:`itemsampling.kernels.KernelCache`).
 
     Returns
     -------
     numpy.ndarray
-        ``(N,)`` estimate P̂(R), R = 1..N.
+        Estimate P̂(R), R = 1..N (R = 1..max N_g with per-user candidates).
     """
     init = _check_em_options(max_iter, tol, init, n_items)
-    kernel, counts, _ = _observations(sampled_ranks, n_items, sample_size, scheme)
-    return em_mixture_weights(kernel, counts, max_iter=max_iter, tol=tol, init=init, progress=progress).weights
+    obs = _observations(sampled_ranks, n_items, sample_size, scheme, n_groups, cache=cache)
+    return em_mixture_weights(obs.kernel, obs.counts, max_iter=max_iter, tol=tol, init=init,
+                              progress=progress).weights
 
 
 def weighted_mle(
     sampled_ranks,
-    n_items: int,
+    n_items,
     sample_size: int,
     *,
     weight: str = "ndcg",
     c: float = DEFAULT_C,
     scheme: str = "binomial",
+    n_groups: int | None = DEFAULT_N_GROUPS,
     max_iter: int = DEFAULT_MAX_ITER,
     tol: float = DEFAULT_TOL,
     init=None,
     progress: bool = False,
+    cache: KernelCache | None = None,
 ) -> np.ndarray:
     """Weighted MLE of P(R) by EM (Jin et al. AAAI 2021, eq. 22–23).
 
@@ -238,7 +291,7 @@ def weighted_mle(
 
     Parameters
     ----------
-    sampled_ranks, n_items, sample_size, scheme, max_iter, tol, init, progress
+    sampled_ranks, n_items, sample_size, scheme, n_groups, max_iter, tol, init, progress, cache
         As in :func:`mle`.
     weight : {"ndcg", "ap"}
         Metric function used as the decay of the weights.
@@ -248,7 +301,7 @@ def weighted_mle(
     Returns
     -------
     numpy.ndarray
-        ``(N,)`` estimate P̂(R).
+        Estimate P̂(R).
 
     Notes
     -----
@@ -257,75 +310,80 @@ def weighted_mle(
     top-K metrics are larger than the MLE ones (with the default 100 EM steps as well).
     """
     init = _check_em_options(max_iter, tol, init, n_items)
-    kernel, counts, distinct = _observations(sampled_ranks, n_items, sample_size, scheme)
-    obs_weights = counts * wmle_weights(distinct, weight, c)
-    return em_mixture_weights(
-        kernel, obs_weights, max_iter=max_iter, tol=tol, init=init, progress=progress
-    ).weights
+    obs = _observations(sampled_ranks, n_items, sample_size, scheme, n_groups, cache=cache)
+    obs_weights = obs.counts * wmle_weights(obs.ranks, weight, c)
+    return em_mixture_weights(obs.kernel, obs_weights, max_iter=max_iter, tol=tol, init=init,
+                              progress=progress).weights
 
 
 def adaptive_mle(
     sampled_ranks,
-    n_items: int,
+    n_items,
     sample_sizes,
     *,
     scheme: str = "binomial",
+    n_groups: int | None = DEFAULT_N_GROUPS,
     max_iter: int = DEFAULT_MAX_ITER,
     tol: float = DEFAULT_TOL,
     init=None,
     progress: bool = False,
+    cache: KernelCache | None = None,
 ) -> np.ndarray:
     """MLE of P(R) when each user has its own sample size n_u (Li et al. AAAI 2023, eq. 12, App. G).
 
     Maximises Σ_u log Σ_R π_R P(r_u | R; n_u) by EM: φ_uR = π_R P(r_u | R; n_u) / Σ_R' (...),
-    π_R ← (1/M) Σ_u φ_uR (App. G eq. 21–22). Users are grouped by (n_u, r_u); with a single
-    sample size this is exactly :func:`mle`.
+    π_R ← (1/M) Σ_u φ_uR (App. G eq. 21–22). Users are grouped by (N_g, n_u, r_u); with a
+    single sample size this is exactly :func:`mle`.
 
     Parameters
     ----------
     sampled_ranks : array_like of int
         1-based sampled rank r_u, in 1..n_u.
-    n_items : int
-        Number of items N.
+    n_items : int or array_like of int
+        Number of items N, or N_u per user (as in :func:`mle`).
     sample_sizes : int or array_like of int
         Sample set size n_u of each user (e.g. from adaptive sampling, AAAI'23 Algorithm 1),
         or one size for all users.
-    scheme, max_iter, tol, init, progress
+    scheme, n_groups, max_iter, tol, init, progress, cache
         As in :func:`mle` (the AAAI'23 authors' adaptive script runs 50 EM steps; the default
         here is 100, as for :func:`mle`, so that both agree when all n_u are equal).
 
     Returns
     -------
     numpy.ndarray
-        ``(N,)`` estimate P̂(R).
+        Estimate P̂(R).
     """
     init = _check_em_options(max_iter, tol, init, n_items)
-    kernel, counts, groups = _adaptive_observations(sampled_ranks, n_items, sample_sizes, scheme, with_groups=True)
-    banded = BandedKernel(kernel, groups)
-    del kernel
-    return em_mixture_weights(banded, counts, max_iter=max_iter, tol=tol, init=init, progress=progress).weights
+    obs = _observations(sampled_ranks, n_items, sample_sizes, scheme, n_groups, per_user_sizes=True,
+                        cache=cache)
+    return em_mixture_weights(obs.kernel, obs.counts, max_iter=max_iter, tol=tol, init=init,
+                              progress=progress).weights
 
 
 def mes(
     sampled_ranks,
-    n_items: int,
+    n_items,
     sample_size: int,
     *,
     eta: float = DEFAULT_ETA,
     eta_scale: str = "paper",
     scheme: str = "binomial",
+    n_groups: int | None = DEFAULT_N_GROUPS,
     tol: float = MES_DEFAULT_TOL,
     max_iter: int = 500,
+    cache: KernelCache | None = None,
 ) -> np.ndarray:
     """Maximal entropy with minimal distribution bias (Jin et al. AAAI 2021, eq. 24–27).
 
     Solves min_π Σ_r P̃(r) (Σ_R P(r | R) π_R − P̃(r))² − η H(π) over the simplex, with
     H(π) = −Σ_R π_R log π_R (natural log), exactly (to a certified duality gap) by Newton's
-    method on the d-dimensional dual (see :mod:`itemsampling.mes`).
+    method on the d-dimensional dual (see :mod:`itemsampling.mes`). With per-user candidates
+    P(r | R) is the user-averaged kernel Σ_g (M_g/M) P(r | R; n, N_g), so that Σ_R P(r | R) π_R
+    is the expected sampled rank distribution of all the users.
 
     Parameters
     ----------
-    sampled_ranks, n_items, sample_size, scheme
+    sampled_ranks, n_items, sample_size, scheme, n_groups, cache
         As in :func:`mle`.
     eta : float
         Entropy weight η > 0 (default 0.001, the value used in AAAI'21 and AAAI'23).
@@ -342,73 +400,70 @@ def mes(
     Returns
     -------
     numpy.ndarray
-        ``(N,)`` estimate P̂(R) (strictly positive).
+        Estimate P̂(R) (strictly positive).
     """
     _check_positive("tol", tol)
     check_positive_integer("max_iter", max_iter)
     eta_scale = check_choice("eta_scale", eta_scale, ETA_SCALES)
     _check_positive("eta", eta)
-    kernel, counts, _ = _observations(sampled_ranks, n_items, sample_size, scheme)
+    kernel, p_tilde = _pooled_observations(sampled_ranks, n_items, sample_size, scheme, n_groups, cache)
     eta = _effective_eta(eta, eta_scale, sample_size)
-    return solve_mes(kernel, counts / counts.sum(), eta, tol=tol, max_iter=max_iter).weights
+    return solve_mes(kernel, p_tilde, eta, tol=tol, max_iter=max_iter).weights
 
 
 # ----------------------------------------------------------------------------- objectives
 
 
-def log_likelihood(distribution, sampled_ranks, n_items: int, sample_size, *, scheme: str = "binomial") -> float:
-    """Log-likelihood Σ_u log Σ_R π_R P(r_u | R; n_u) of a distribution π (AAAI'21 eq. 19).
+def log_likelihood(distribution, sampled_ranks, n_items, sample_size, *, scheme: str = "binomial",
+                   n_groups: int | None = DEFAULT_N_GROUPS) -> float:
+    """Log-likelihood Σ_u log Σ_R π_R P(r_u | R; n_u, N_u) of a distribution π (AAAI'21 eq. 19).
 
-    ``sample_size`` may be one n for all users or an array of n_u (AAAI'23 eq. 12); this is
-    the objective that :func:`mle` and :func:`adaptive_mle` maximise.
+    ``sample_size`` may be one n for all users or an array of n_u (AAAI'23 eq. 12), and
+    ``n_items`` one N or N_u per user; this is the objective that :func:`mle` and
+    :func:`adaptive_mle` maximise.
     """
-    kernel, counts = _likelihood_terms(sampled_ranks, n_items, sample_size, scheme)
-    pi = check_distribution(distribution, kernel.shape[0], name="distribution")
-    return mixture_log_likelihood(pi, kernel, counts)
+    obs = _observations(sampled_ranks, n_items, sample_size, scheme, n_groups, per_user_sizes=True)
+    pi = check_distribution(distribution, obs.groups.max_items, name="distribution")
+    return mixture_log_likelihood(pi, obs.kernel, obs.counts)
 
 
 def weighted_log_likelihood(
     distribution,
     sampled_ranks,
-    n_items: int,
+    n_items,
     sample_size: int,
     *,
     weight: str = "ndcg",
     c: float = DEFAULT_C,
     scheme: str = "binomial",
+    n_groups: int | None = DEFAULT_N_GROUPS,
 ) -> float:
     """Weighted log-likelihood Σ_u w(r_u) log Σ_R π_R P(r_u | R) (AAAI'21 eq. 22).
 
     The objective that :func:`weighted_mle` maximises; see :func:`wmle_weights` for w(r).
     """
-    kernel, counts, distinct = _observations(sampled_ranks, n_items, sample_size, scheme)
-    pi = check_distribution(distribution, kernel.shape[0], name="distribution")
-    return mixture_log_likelihood(pi, kernel, counts * wmle_weights(distinct, weight, c))
+    obs = _observations(sampled_ranks, n_items, sample_size, scheme, n_groups)
+    pi = check_distribution(distribution, obs.groups.max_items, name="distribution")
+    return mixture_log_likelihood(pi, obs.kernel, obs.counts * wmle_weights(obs.ranks, weight, c))
 
 
 def mes_objective(
     distribution,
     sampled_ranks,
-    n_items: int,
+    n_items,
     sample_size: int,
     *,
     eta: float = DEFAULT_ETA,
     eta_scale: str = "paper",
     scheme: str = "binomial",
+    n_groups: int | None = DEFAULT_N_GROUPS,
 ) -> float:
     """MES objective Σ_r P̃(r) (Σ_R P(r | R) π_R − P̃(r))² − η H(π) (AAAI'21 eq. 25–26).
 
     The value that :func:`mes` minimises (the negative of the paper's eq. 26 objective, which
     is maximised), with η rescaled as in :func:`mes` for ``eta_scale="code"``.
     """
-    kernel, counts, _ = _observations(sampled_ranks, n_items, sample_size, scheme)
+    kernel, p_tilde = _pooled_observations(sampled_ranks, n_items, sample_size, scheme, n_groups)
     pi = check_distribution(distribution, kernel.shape[0], name="distribution")
     eta = _effective_eta(eta, eta_scale, sample_size)
-    return mes_objective_value(pi, kernel, counts / counts.sum(), eta)
-
-
-def _likelihood_terms(sampled_ranks, n_items, sample_size, scheme):
-    if np.ndim(sample_size) == 0:
-        kernel, counts, _ = _observations(sampled_ranks, n_items, sample_size, scheme)
-        return kernel, counts
-    return _adaptive_observations(sampled_ranks, n_items, sample_size, scheme)
+    return mes_objective_value(pi, kernel, p_tilde, eta)

@@ -23,7 +23,6 @@ row maximum, in tiles of consecutive rows; the products then cost a fraction of 
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass
 
 import numpy as np
@@ -58,30 +57,48 @@ class BandedKernel:
     kernel : numpy.ndarray
         ``(N, d)`` non-negative matrix whose rows, within each column group, put their mass on
         a band of neighbouring columns (columns sorted by sampled rank).
-    groups : sequence of int, optional
-        Column boundaries ``[0, b_1, ..., d]`` of groups banded separately (one group per
-        sample size for adaptive sampling); one group by default.
     cutoff : float
         Entries at most ``cutoff`` times their row maximum within the group are dropped.
     """
 
-    def __init__(self, kernel: np.ndarray, groups=None, cutoff: float = BAND_CUTOFF):
+    def __init__(self, kernel: np.ndarray, cutoff: float = BAND_CUTOFF):
         K = np.asarray(kernel, dtype=np.float64)
         self.shape = K.shape
         n_rows, d = K.shape
-        bounds = [0, d] if groups is None else [int(b) for b in groups]
-        self.n_groups = len(bounds) - 1
+        self.n_groups = 1
         self.tiles: list[tuple[int, int, int, int, np.ndarray]] = []
-        for g0, g1 in itertools.pairwise(bounds):
-            # about 16 columns of drift of the band per block of rows
-            step = int(min(1024, max(8, 16 * n_rows // max(g1 - g0, 1))))
-            for r0 in range(0, n_rows, step):
-                r1 = min(r0 + step, n_rows)
-                part = K[r0:r1, g0:g1]
-                cols = np.flatnonzero((part > cutoff * part.max(axis=1, keepdims=True)).any(axis=0))
-                if cols.size:
-                    lo, hi = g0 + int(cols[0]), g0 + int(cols[-1]) + 1
-                    self.tiles.append((r0, r1, lo, hi, np.ascontiguousarray(K[r0:r1, lo:hi])))
+        # about 16 columns of drift of the band per block of rows
+        step = int(min(1024, max(8, 16 * n_rows // max(d, 1))))
+        for r0 in range(0, n_rows, step):
+            r1 = min(r0 + step, n_rows)
+            part = K[r0:r1]
+            cols = np.flatnonzero((part > cutoff * part.max(axis=1, keepdims=True)).any(axis=0))
+            if cols.size:
+                lo, hi = int(cols[0]), int(cols[-1]) + 1
+                self.tiles.append((r0, r1, lo, hi, np.ascontiguousarray(K[r0:r1, lo:hi])))
+
+    @classmethod
+    def from_blocks(cls, blocks, n_rows: int, n_cols: int, cutoff: float = BAND_CUTOFF) -> BandedKernel:
+        """Band column blocks of different heights into one ``(n_rows, n_cols)`` kernel.
+
+        Parameters
+        ----------
+        blocks : sequence of (int, numpy.ndarray)
+            ``(first column, dense block)``: a block of shape ``(h, d_b)`` fills rows 0..h-1 of
+            columns first..first+d_b-1; the rows below it are zero (e.g. ranks R > N_g of a
+            group of users with N_g candidates). Blocks are banded separately.
+        n_rows, n_cols : int
+            Shape of the whole kernel.
+        cutoff : float
+            As in the constructor.
+        """
+        out = cls(np.zeros((0, 0)), cutoff=cutoff)
+        out.shape = (int(n_rows), int(n_cols))
+        out.n_groups = len(blocks)
+        for first, block in blocks:
+            banded = cls(block, cutoff=cutoff)
+            out.tiles.extend((r0, r1, lo + first, hi + first, tile) for r0, r1, lo, hi, tile in banded.tiles)
+        return out
 
     def matvec(self, v: np.ndarray) -> np.ndarray:
         """``K @ v`` (length N)."""
@@ -98,13 +115,13 @@ class BandedKernel:
         return out
 
     def gram_upper(self, weights: np.ndarray, skip_below: float = 0.0) -> np.ndarray:
-        """Upper triangle of ``K.T @ diag(weights) @ K`` (single column group only).
+        """Upper triangle of ``K.T @ diag(weights) @ K`` (a kernel banded as one block only).
 
         Tiles whose weights are all at most ``skip_below`` are left out. Each tile adds a
         symmetric rank-k update on its own column range.
         """
         if self.n_groups != 1:
-            raise ValueError("gram_upper needs a kernel with a single column group")
+            raise ValueError("gram_upper needs a kernel banded as a single column block")
         out = np.zeros((self.shape[1], self.shape[1]))
         root = np.sqrt(weights)
         for r0, r1, lo, hi, tile in self.tiles:
@@ -145,7 +162,7 @@ def mixture_log_likelihood(weights, kernel, obs_weights) -> float:
     ----------
     weights : array_like
         ``(N,)`` mixing weights π.
-    kernel : numpy.ndarray
+    kernel : numpy.ndarray or BandedKernel
         ``(N, d)`` matrix ``K[R-1, j] = P(obs_j | R)``.
     obs_weights : array_like
         ``(d,)`` non-negative weight c_j of each distinct observation.
@@ -155,7 +172,8 @@ def mixture_log_likelihood(weights, kernel, obs_weights) -> float:
     float
         The log-likelihood; ``-inf`` if an observation with positive weight has probability 0.
     """
-    q = np.asarray(kernel).T @ np.asarray(weights, dtype=np.float64)
+    pi = np.asarray(weights, dtype=np.float64)
+    q = kernel.rmatvec(pi) if isinstance(kernel, BandedKernel) else np.asarray(kernel).T @ pi
     c = np.asarray(obs_weights, dtype=np.float64)
     with np.errstate(divide="ignore"):
         return float(np.sum(np.where(c > 0, c * np.log(q), 0.0)))

@@ -40,11 +40,21 @@ Options (keyword arguments; each method accepts only those it uses, see
 - ``weight``, ``c``: WMLE weight w(r) = M(r/C), ``"ndcg"`` or ``"ap"``, C = 10.
 - ``max_iter``, ``tol``: iteration cap and tolerance of EM (MLE family) or of the MES solver.
 - ``init``, ``progress``: EM start distribution and progress bar (MLE family).
+- ``n_groups``: with per-user candidates N_u, the largest number of groups of users by N_u
+  (default 20; see :func:`estimate`).
+
+:func:`estimate_many` runs several :class:`Estimator` on the same ranks at once, sharing their
+fits, kernels and fixed-prior operators (and, through a :class:`~itemsampling.kernels.KernelCache`,
+across calls).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import hashlib
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -53,15 +63,24 @@ from . import corrections, distributions
 from ._validation import (
     check_choice,
     check_distribution,
-    check_n_items,
+    check_positive_integer,
     check_ranks,
     check_sample_size,
 )
+from .candidates import DEFAULT_N_GROUPS, CandidateGroups
 from .corrections import LinearCorrection
-from .kernels import SCHEMES
+from .kernels import SCHEMES, KernelCache
 from .metrics import canonical_metric, rank_weight
 
-__all__ = ["METHODS", "RANK_DISTRIBUTION_METHODS", "estimate", "method_options", "rank_distribution"]
+__all__ = [
+    "METHODS",
+    "RANK_DISTRIBUTION_METHODS",
+    "Estimator",
+    "estimate",
+    "estimate_many",
+    "method_options",
+    "rank_distribution",
+]
 
 METHODS = (
     "sampled",
@@ -96,34 +115,79 @@ _OPTIONS = {
     "mn_mes": ("n_users", *_MES),
     "adaptive_mle": _MLE,
 }
+#: options every method accepts; they describe the sampling, not the estimator
+_COMMON = ("scheme", "n_groups")
 #: methods that define an estimate of the rank distribution P(R)
 RANK_DISTRIBUTION_METHODS = tuple(m for m in METHODS if m not in ("sampled", "rank_estimate", "cls"))
-_LINEAR = ("bv", "mn", "bv_mle", "bv_mes", "mn_mle", "mn_mes")
+_DIRECT = ("mle", "wmle", "mes", "adaptive_mle")
+_DIRECT_FUNCTIONS = {"mle": distributions.mle, "wmle": distributions.weighted_mle,
+                     "mes": distributions.mes, "adaptive_mle": distributions.adaptive_mle}
 
 
 def method_options(method: str) -> tuple[str, ...]:
-    """Names of the keyword options that ``method`` accepts (always including ``scheme``)."""
+    """Names of the keyword options that ``method`` accepts (always ``scheme`` and ``n_groups``)."""
     method = check_choice("method", method, METHODS)
-    return tuple(sorted(("scheme", *_OPTIONS[method])))
+    return tuple(sorted((*_COMMON, *_OPTIONS[method])))
 
 
-def rank_distribution(sampled_ranks, n_items: int, sample_size, method: str = "mle",
-                      **opts) -> np.ndarray:
+@dataclass(frozen=True)
+class Estimator:
+    """One estimator of :func:`estimate_many`: a method, its options and a label.
+
+    Parameters
+    ----------
+    method : str
+        One of :data:`METHODS`.
+    options : mapping, optional
+        Options of the method (see :func:`method_options`), except ``scheme`` and
+        ``n_groups``, which describe the sampling and are given to :func:`estimate_many`.
+    name : str, optional
+        Label in result tables (default: the method), e.g. ``"bv_0.1"``.
+    """
+
+    method: str
+    options: Mapping[str, Any] = field(default_factory=dict)
+    name: str | None = None
+
+    def __post_init__(self):
+        method = check_choice("method", self.method, METHODS)
+        allowed = _OPTIONS[method]
+        unknown = sorted(set(self.options) - set(allowed))
+        if unknown:
+            raise ValueError(
+                f"unknown option(s) {', '.join(map(repr, unknown))} for method {method!r}; "
+                f"allowed: {', '.join(allowed) or '(none)'}"
+                + ("; scheme and n_groups apply to all estimators of a call" if set(unknown) & set(_COMMON) else "")
+            )
+        options = dict(self.options)
+        if "prior" in options:
+            options["prior"] = np.asarray(options["prior"], dtype=np.float64)
+        object.__setattr__(self, "method", method)
+        object.__setattr__(self, "options", MappingProxyType(options))
+
+    @property
+    def label(self) -> str:
+        """The name, or the method when no name was given."""
+        return self.name or self.method
+
+
+def rank_distribution(sampled_ranks, n_items, sample_size, method: str = "mle", **opts) -> np.ndarray:
     """Estimate the global rank distribution P(R), R = 1..N, from sampled ranks.
 
     ``mle``, ``wmle``, ``mes`` and ``adaptive_mle`` estimate P(R) directly (Jin et al.,
     AAAI 2021, eq. 19–27; Li et al., AAAI 2023, eq. 12). The BV and MN methods give
     P̂(R) = Σ_r P̃(r) W[r, R] from their linear correction W (AAAI'21 eq. 15); it sums to one
-    but can have negative entries.
+    but can have negative entries. With per-user candidates, P̂ of BV and MN is the
+    user-weighted average of the groups' P̂_g.
 
     Parameters
     ----------
     sampled_ranks : array_like of int
         1-based sampled rank r_u of each user's held-out item, in 1..n.
-    n_items : int
-        Number of items N.
+    n_items : int or array_like of int
+        Number of items N, or the number of candidates N_u of each user (see :func:`estimate`).
     sample_size : int or array_like of int
-        Sample set size n (the target plus n - 1 sampled items), 2 <= n <= N; for
+        Sample set size n (the target plus n - 1 sampled items), 2 <= n <= min N_u; for
         ``adaptive_mle`` one n_u per user.
     method : str
         One of :data:`RANK_DISTRIBUTION_METHODS`.
@@ -133,7 +197,7 @@ def rank_distribution(sampled_ranks, n_items: int, sample_size, method: str = "m
     Returns
     -------
     numpy.ndarray
-        Shape ``(N,)``.
+        Shape ``(N,)`` (``(max N_g,)`` with per-user candidates).
     """
     method = check_choice("method", method, METHODS)
     if method not in RANK_DISTRIBUTION_METHODS:
@@ -141,15 +205,15 @@ def rank_distribution(sampled_ranks, n_items: int, sample_size, method: str = "m
             f"method {method!r} corrects each metric separately and does not define a rank "
             f"distribution P(R); methods that do: {', '.join(RANK_DISTRIBUTION_METHODS)}"
         )
-    problem = _Problem.build(sampled_ranks, n_items, sample_size, method, opts)
-    if method in _LINEAR:
-        return problem.operator().rank_distribution(problem.p_tilde())
-    return problem.direct_distribution()
+    scheme, n_groups, opts = _split_common(opts)
+    batch = _Batch.build(sampled_ranks, n_items, sample_size, scheme, n_groups, KernelCache(),
+                         per_user_sizes=method == "adaptive_mle")
+    return batch.rank_distribution(Estimator(method, opts))
 
 
 def estimate(
     sampled_ranks,
-    n_items: int,
+    n_items,
     sample_size,
     method: str = "mn_mes",
     metrics: Sequence[str] | str = ("recall", "ndcg", "ap"),
@@ -161,14 +225,23 @@ def estimate(
     One estimate of P(R) (for the rank-distribution methods) or one linear operator (for BV and
     MN) serves every metric and every K; ``cls`` solves one small problem per (metric, K).
 
+    **Per-user candidates.** Under the ``unseen`` protocol user u is ranked among its own
+    N_u candidates; pass them as an array ``n_items``. Users are then grouped by N_u (at most
+    ``n_groups`` quantile groups, default 20, each with the rounded mean N_g of its users;
+    :mod:`itemsampling.candidates`): the rank-distribution methods use each group's kernel
+    P(r | R; n, N_g) (zero for R > N_g) in one likelihood (MES: the user-averaged kernel),
+    and the corrections (rank estimate, CLS, BV, MN) are computed per group and averaged with
+    the groups' user shares. MN uses each group's number of users as its M. An array of equal
+    values gives exactly the result of the scalar.
+
     Parameters
     ----------
     sampled_ranks : array_like of int
         1-based sampled rank r_u of each user's held-out item, in 1..n.
-    n_items : int
-        Number of items N.
+    n_items : int or array_like of int
+        Number of items N, or N_u per user.
     sample_size : int or array_like of int
-        Sample set size n, 2 <= n <= N; for ``adaptive_mle`` one n_u per user.
+        Sample set size n, 2 <= n <= min N_u; for ``adaptive_mle`` one n_u per user.
     method : str
         One of :data:`METHODS` (default ``"mn_mes"``).
     metrics : str or sequence of str
@@ -195,110 +268,279 @@ def estimate(
     0  recall  100       0.1
     """
     method = check_choice("method", method, METHODS)
+    scheme, n_groups, opts = _split_common(opts)
+    unknown = sorted(set(opts) - set(_OPTIONS[method]))
+    if unknown:  # reported before any computation, with the common options in the list
+        raise ValueError(
+            f"unknown option(s) {', '.join(map(repr, unknown))} for method {method!r}; "
+            f"allowed: {', '.join(method_options(method))}"
+        )
+    table = estimate_many(sampled_ranks, n_items, sample_size, [Estimator(method, opts)], metrics, ks,
+                          scheme=scheme, n_groups=n_groups)
+    return table.drop(columns="estimator")
+
+
+def estimate_many(
+    sampled_ranks,
+    n_items,
+    sample_size,
+    estimators: Sequence[Estimator],
+    metrics: Sequence[str] | str = ("recall", "ndcg", "ap"),
+    ks: Iterable[int | None] | int | None = range(1, 51),
+    *,
+    scheme: str = "binomial",
+    n_groups: int | None = DEFAULT_N_GROUPS,
+    cache: KernelCache | None = None,
+) -> pd.DataFrame:
+    """Several estimators on the same sampled ranks, sharing all the work they have in common.
+
+    Each prior is fitted once per call (``mle`` and ``bv_mle`` share one EM run) and kernels
+    and fixed-prior corrections (``rank_estimate``, ``cls``, ``bv``, ``mn`` with a uniform or
+    given prior) are taken from ``cache``: pass the same :class:`~itemsampling.kernels.KernelCache`
+    to many calls (repeats, models) with the same N and n to compute them once. Every estimate
+    equals that of :func:`estimate` with the same method and options.
+
+    Parameters
+    ----------
+    sampled_ranks, n_items, sample_size, metrics, ks
+        As in :func:`estimate`.
+    estimators : sequence of Estimator
+        The estimators, with distinct labels.
+    scheme : {"binomial", "hypergeometric"}
+        Sampling with or without replacement, for every estimator.
+    n_groups : int or None
+        Groups of users by N_u (see :func:`estimate`).
+    cache : KernelCache, optional
+        Kernels and fixed-prior corrections reused across calls (a new one by default).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``estimator`` (the labels), ``metric``, ``k`` and ``estimate``, one row per
+        estimator and (metric, K).
+    """
+    estimators = list(estimators)
+    labels = [e.label for e in estimators]
+    if not estimators or len(set(labels)) != len(labels):
+        raise ValueError(f"estimators must be a non-empty sequence of Estimator with distinct labels, got {labels}")
     pairs = _metric_k_pairs(metrics, ks)
-    problem = _Problem.build(sampled_ranks, n_items, sample_size, method, opts)
-    if method == "sampled":
-        values = problem.p_tilde() @ corrections.sampled(pairs, problem.sample_size)
-    else:
-        weights = _target_weights(pairs, problem.n_items)
-        if method in _LINEAR:
-            values = problem.p_tilde() @ problem.operator().apply(weights)
-        elif method == "rank_estimate":
-            values = problem.p_tilde() @ corrections.rank_estimate(
-                weights, problem.n_items, problem.sample_size)
-        elif method == "cls":
-            values = problem.p_tilde() @ corrections.cls(
-                weights, problem.n_items, problem.sample_size, **problem.opts)
-        else:
-            values = problem.direct_distribution()[: weights.shape[0]] @ weights
-    out = pd.DataFrame({"metric": [m for m, _ in pairs], "k": [k for _, k in pairs],
-                        "estimate": values})
+    per_user = any(e.method == "adaptive_mle" for e in estimators)
+    if per_user and np.ndim(sample_size) == 0 and len(estimators) > 1:
+        per_user = False  # one n for all: adaptive_mle is then the MLE
+    batch = _Batch.build(sampled_ranks, n_items, sample_size, scheme, n_groups,
+                         KernelCache() if cache is None else cache, per_user_sizes=per_user)
+    values = np.vstack([batch.values(e, pairs) for e in estimators])
+    out = pd.DataFrame({
+        "estimator": np.repeat(labels, len(pairs)),
+        "metric": [m for m, _ in pairs] * len(estimators),
+        "k": [k for _, k in pairs] * len(estimators),
+        "estimate": values.ravel(),
+    })
     out["k"] = out["k"].astype("Int64")
     return out
 
 
-class _Problem:
-    """Validated input of one estimation: ranks, sizes, scheme and the method's options."""
+# ----------------------------------------------------------------------------- one batch of ranks
 
-    def __init__(self, ranks, n_items, sample_size, method, scheme, opts):
-        self.ranks = ranks
-        self.n_items = n_items
-        self.sample_size = sample_size
-        self.method = method
-        self.scheme = scheme
-        self.opts = opts
+
+class _Batch:
+    """Validated sampled ranks of one call, with the fits and operators they need."""
+
+    def __init__(self, ranks, groups: CandidateGroups, sizes, n_items, scheme: str, n_groups,
+                 cache: KernelCache):
+        self.ranks, self.groups, self.sizes = ranks, groups, sizes
+        self.n_items, self.scheme, self.n_groups, self.cache = n_items, scheme, n_groups, cache
+        self._fits: dict = {}
 
     @classmethod
-    def build(cls, sampled_ranks, n_items, sample_size, method, opts) -> _Problem:
-        allowed = method_options(method)
-        unknown = sorted(set(opts) - set(allowed))
-        if unknown:
+    def build(cls, sampled_ranks, n_items, sample_size, scheme, n_groups, cache, per_user_sizes=False) -> _Batch:
+        scheme = check_choice("sampling scheme", scheme, SCHEMES)
+        ranks = check_ranks(sampled_ranks, np.iinfo(np.int64).max, name="sampled_ranks")
+        groups = CandidateGroups.build(n_items, ranks.size, n_groups)
+        smallest = int(np.min(n_items))
+        if np.ndim(sample_size) == 0:
+            sizes = check_sample_size(sample_size, smallest)
+            if sizes < 2:
+                raise ValueError(
+                    f"sample_size must be >= 2 (and <= n_items = {smallest}): with n = 1 every "
+                    "sampled rank is 1 and carries no information"
+                )
+        elif not per_user_sizes:
             raise ValueError(
-                f"unknown option(s) {', '.join(map(repr, unknown))} for method {method!r}; "
-                f"allowed: {', '.join(allowed)}"
+                "one sample_size is needed for all users; per-user sample sizes are supported by "
+                "method 'adaptive_mle' only"
             )
-        opts = dict(opts)
-        scheme = check_choice("sampling scheme", opts.pop("scheme", "binomial"), SCHEMES)
-        n_items = check_n_items(n_items)
-        sizes = _check_sizes(sample_size, n_items, method)
-        ranks = check_ranks(sampled_ranks, n_items, name="sampled_ranks")
-        if np.ndim(sizes) == 1 and sizes.size != ranks.size:
-            raise ValueError(
-                f"sample_size has {sizes.size} entries but there are {ranks.size} sampled ranks; "
-                "give one sample size per user (or a single integer)"
-            )
+        else:
+            sizes = check_ranks(sample_size, np.broadcast_to(np.asarray(n_items), (ranks.size,))
+                                if np.asarray(sample_size).shape == ranks.shape else smallest,
+                                name="sample_size")
+            if sizes.size != ranks.size:
+                raise ValueError(
+                    f"sample_size has {sizes.size} entries but there are {ranks.size} sampled "
+                    "ranks; give one sample size per user (or a single integer)"
+                )
+            if sizes.min() < 2:
+                raise ValueError(f"every sample_size must lie in 2..n_items, found {sizes.min()}")
         check_ranks(ranks, sizes, name="sampled_ranks")  # r_u <= n_u
-        if "prior" in opts:
-            opts["prior"] = check_distribution(opts["prior"], n_items, name="prior")
-        return cls(ranks, n_items, sizes, method, scheme, opts)
+        return cls(ranks, groups, sizes, n_items, scheme, n_groups, cache)
 
-    def p_tilde(self) -> np.ndarray:
-        """Empirical sampled rank distribution P̃(r)."""
-        return np.bincount(self.ranks - 1, minlength=self.sample_size) / self.ranks.size
+    # -------------------------------------------------------------- shared pieces
 
-    def direct_distribution(self) -> np.ndarray:
-        """P̂(R) of ``mle``, ``wmle``, ``mes`` or ``adaptive_mle``."""
-        estimators = {"mle": distributions.mle, "wmle": distributions.weighted_mle,
-                      "mes": distributions.mes, "adaptive_mle": distributions.adaptive_mle}
-        return estimators[self.method](self.ranks, self.n_items, self.sample_size,
-                                       scheme=self.scheme, **self.opts)
+    def _counts(self) -> np.ndarray:
+        """``(G, n)`` number of users of each group at each sampled rank."""
+        key = "counts"
+        if key not in self._fits:
+            counts = np.zeros((self.groups.n_groups, self.sizes))
+            np.add.at(counts, (self.groups.index, self.ranks - 1), 1.0)
+            self._fits[key] = counts
+        return self._fits[key]
 
-    def operator(self) -> LinearCorrection:
-        """The BV or MN operator, with the prior the method names."""
-        family, _, prior_method = self.method.partition("_")
-        opts = dict(self.opts)
+    def _weights(self, g: int, pairs) -> np.ndarray:
+        """Target weights 1{R <= K} M(R) of group g, for R = 1..L (L: largest cut-off, N_g if none)."""
+        return _target_weights(pairs, int(self.groups.n_items[g]))
+
+    def _prior(self, est: Estimator) -> np.ndarray:
+        """The fitted P̂(R) of a direct method, once per call for the same options."""
+        key = (est.method, _freeze(est.options))
+        if key not in self._fits:
+            function = _DIRECT_FUNCTIONS[est.method]
+            opts = dict(est.options)
+            if "init" in opts and opts["init"] is not None:
+                opts["init"] = check_distribution(opts["init"], self.groups.max_items, name="init")
+            self._fits[key] = function(self.ranks, self.n_items, self.sizes, scheme=self.scheme,
+                                       n_groups=self.n_groups, cache=self.cache, **opts)
+        return self._fits[key]
+
+    def _given_prior(self, prior, g: int) -> np.ndarray | None:
+        """A user-given prior on 1..max N_g, restricted to group g's ranks 1..N_g."""
+        if prior is None:
+            return None
+        prior = check_distribution(prior, self.groups.max_items, name="prior")
+        return _restrict(prior, int(self.groups.n_items[g]))
+
+    def _operator(self, est: Estimator, g: int) -> tuple[LinearCorrection, tuple | None]:
+        """The BV or MN operator of group g, with the prior the method names, and its cache key
+        (None when the prior was fitted to this call's ranks)."""
+        family, _, prior_method = est.method.partition("_")
+        opts = dict(est.options)
+        n_g, n = int(self.groups.n_items[g]), self.sizes
         if prior_method:
             own = set(_OPTIONS[prior_method])
-            prior_opts = {k: opts.pop(k) for k in list(opts) if k in own}
-            prior = _Problem(self.ranks, self.n_items, self.sample_size, prior_method,
-                             self.scheme, prior_opts).direct_distribution()
-            opts["prior"] = prior / prior.sum()
-        if family == "bv":
-            return corrections.bv_operator(self.n_items, self.sample_size, scheme=self.scheme,
-                                           **opts)
-        n_users = opts.pop("n_users", self.ranks.size)
-        return corrections.mn_operator(self.n_items, self.sample_size, n_users,
-                                       scheme=self.scheme, **opts)
+            prior_est = Estimator(prior_method, {k: opts.pop(k) for k in list(opts) if k in own})
+            prior = _restrict(self._prior(prior_est), n_g)
+            key = None  # a data-dependent prior: built for this call only
+        else:
+            prior = self._given_prior(opts.pop("prior", None), g)
+            key = (family, n_g, n, self.scheme, _freeze(opts), _digest(prior))
+        if family == "mn":
+            users = int(self.groups.n_users[g])
+            if "n_users" in opts:  # the given M, shared out in proportion to the groups' users
+                given = check_positive_integer("n_users (the number of test users M)", opts.pop("n_users"))
+                users = max(1, round(given * users / self.ranks.size))
+            opts["n_users"] = users
+            if key is not None:
+                key = (*key, users)
+
+        def build():
+            kernel = self.cache.kernel(n_g, n, self.scheme)
+            if family == "bv":
+                return corrections.bv_operator(n_g, n, scheme=self.scheme, prior=prior, kernel=kernel, **opts)
+            users = opts.pop("n_users")
+            return corrections.mn_operator(n_g, n, users, scheme=self.scheme, prior=prior, kernel=kernel, **opts)
+
+        if key is None:
+            memo = ("operator", est.method, _freeze(est.options), g)
+            if memo not in self._fits:
+                self._fits[memo] = build()
+            return self._fits[memo], None
+        return self.cache.get(("operator", *key), build), key
+
+    def _correction(self, est: Estimator, g: int, pairs) -> np.ndarray:
+        """M̂ of group g for every (metric, K), shape (n, m)."""
+        n_g, n, method = int(self.groups.n_items[g]), self.sizes, est.method
+        targets = tuple(pairs)
+        if method == "sampled":
+            return self.cache.get(("sampled", n, targets), lambda: corrections.sampled(pairs, n))
+        if method == "rank_estimate":
+            return self.cache.get(("rank_estimate", n_g, n, targets),
+                                  lambda: corrections.rank_estimate(self._weights(g, pairs), n_g, n))
+        if method == "cls":
+            prior = self._given_prior(est.options.get("prior"), g)
+            return self.cache.get(
+                ("cls", n_g, n, self.scheme, targets, _digest(prior)),
+                lambda: corrections.cls(self._weights(g, pairs), n_g, n, prior=prior, scheme=self.scheme,
+                                        kernel=self.cache.kernel(n_g, n, self.scheme)))
+        operator, key = self._operator(est, g)
+        if key is None:
+            return operator.apply(self._weights(g, pairs))
+        return self.cache.get(("applied", *key, targets), lambda: operator.apply(self._weights(g, pairs)))
+
+    # -------------------------------------------------------------- results
+
+    def values(self, est: Estimator, pairs) -> np.ndarray:
+        """Estimates of every (metric, K) of ``pairs``, shape (m,)."""
+        if est.method in _DIRECT:
+            p_hat = self._prior(est)
+            return p_hat[: _top(pairs, self.groups.max_items)] @ self._mean_weights(pairs)
+        if np.ndim(self.sizes):
+            raise ValueError(f"method {est.method!r} needs one sample_size for all users; per-user "
+                             "sample sizes are supported by method 'adaptive_mle' only")
+        counts = self._counts()
+        total = sum(counts[g] @ self._correction(est, g, pairs) for g in range(self.groups.n_groups))
+        return total / self.ranks.size
+
+    def _mean_weights(self, pairs) -> np.ndarray:
+        """Σ_g (M_g/M) weights of group g, zero-padded to the longest: the metric weight of
+        global rank R averaged over the users (it differs between groups only for AUC and for
+        metrics without cut-off, whose weights stop at N_g)."""
+        top = _top(pairs, self.groups.max_items)
+        out = np.zeros((top, len(pairs)))
+        for g, share in enumerate(self.groups.fractions):
+            w = self._weights(g, pairs)
+            out[: w.shape[0]] += share * w
+        return out
+
+    def rank_distribution(self, est: Estimator) -> np.ndarray:
+        """P̂(R) for R = 1..max N_g (AAAI'21 eq. 15 for BV and MN)."""
+        if est.method in _DIRECT:
+            return self._prior(est)
+        counts = self._counts()
+        out = np.zeros(self.groups.max_items)
+        for g in range(self.groups.n_groups):
+            part = self._operator(est, g)[0].rank_distribution(counts[g] / counts[g].sum())
+            out[: part.size] += self.groups.fractions[g] * part
+        return out
 
 
-def _check_sizes(sample_size, n_items: int, method: str):
-    if np.ndim(sample_size) == 0:
-        n = check_sample_size(sample_size, n_items)
-        if n < 2:
-            raise ValueError(
-                f"sample_size must be >= 2 (and <= n_items = {n_items}): with n = 1 every "
-                "sampled rank is 1 and carries no information"
-            )
-        return n
-    if method != "adaptive_mle":
-        raise ValueError(
-            f"method {method!r} needs one sample_size for all users; per-user sample sizes "
-            "are supported by method 'adaptive_mle' only"
-        )
-    sizes = check_ranks(sample_size, n_items, name="sample_size")
-    if sizes.min() < 2:
-        raise ValueError(f"every sample_size must lie in 2..n_items (N = {n_items}), found {sizes.min()}")
-    return sizes
+def _split_common(opts: dict) -> tuple[str, int | None, dict]:
+    opts = dict(opts)
+    scheme = opts.pop("scheme", "binomial")
+    n_groups = opts.pop("n_groups", DEFAULT_N_GROUPS)
+    return scheme, n_groups, opts
+
+
+def _restrict(prior: np.ndarray, n_items: int) -> np.ndarray:
+    """P(R) on 1..n_items: the prior restricted to the ranks a group can have, renormalised."""
+    part = prior[:n_items]
+    total = part.sum()
+    if not total > 0:
+        raise ValueError(f"the prior puts no mass on the ranks 1..{n_items} of a group of users")
+    return part if part.size == prior.size and total == 1.0 else part / total
+
+
+def _freeze(options: Mapping) -> tuple:
+    return tuple(sorted((k, _digest(v) if isinstance(v, np.ndarray) else v) for k, v in options.items()))
+
+
+def _digest(array) -> str | None:
+    if array is None:
+        return None
+    return hashlib.sha1(np.ascontiguousarray(array, dtype=np.float64).tobytes()).hexdigest()
+
+
+def _top(pairs, n_items: int) -> int:
+    cutoffs = [k for _, k in pairs]
+    return n_items if None in cutoffs else min(n_items, max(cutoffs))
 
 
 def _metric_k_pairs(metrics, ks) -> list[tuple[str, int | None]]:
@@ -317,7 +559,5 @@ def _metric_k_pairs(metrics, ks) -> list[tuple[str, int | None]]:
 
 def _target_weights(pairs, n_items: int) -> np.ndarray:
     """(L, m) weights 1{R <= K} M(R) for R = 1..L, with L the largest cut-off (N if none)."""
-    cutoffs = [k for _, k in pairs]
-    top = n_items if None in cutoffs else min(n_items, max(cutoffs))
-    ranks = np.arange(1, top + 1)
+    ranks = np.arange(1, _top(pairs, n_items) + 1)
     return np.column_stack([rank_weight(metric, ranks, n_items, k) for metric, k in pairs])

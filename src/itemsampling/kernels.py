@@ -16,12 +16,14 @@ no overflow, no NaN and no negative probability; each row is renormalised to sum
 
 from __future__ import annotations
 
+from collections import OrderedDict
+
 import numpy as np
 from scipy.special import gammaln, xlog1py, xlogy
 
 from ._validation import check_choice, check_n_items, check_sample_size
 
-__all__ = ["SCHEMES", "kernel_columns", "log_kernel_block", "rank_kernel"]
+__all__ = ["SCHEMES", "KernelCache", "kernel_columns", "log_kernel_block", "rank_kernel"]
 
 SCHEMES = ("binomial", "hypergeometric")
 
@@ -183,3 +185,58 @@ def _row_blocks(n_items: int, n_cols: int):
     step = max(1, _BLOCK_ENTRIES // n_cols)
     for start in range(0, n_items, step):
         yield np.arange(start + 1, min(start + step, n_items) + 1)
+
+
+class KernelCache:
+    """Rank kernels and other arrays derived from them, reused across estimations.
+
+    Estimating many repeats, models and estimators at the same (N, n, scheme) needs the same
+    kernel P(r | R) and the same fixed-prior corrections every time; a cache computes each once.
+    Entries are kept in least-recently-used order within ``max_bytes`` (arrays and tuples of
+    arrays are counted; an entry larger than the budget is returned but not kept).
+
+    Parameters
+    ----------
+    max_bytes : int
+        Memory budget of the cached arrays (default 2 GiB).
+    """
+
+    def __init__(self, max_bytes: int = 2 * 2**30):
+        self.max_bytes = int(max_bytes)
+        self._entries: OrderedDict = OrderedDict()
+        self._sizes: dict = {}
+
+    def get(self, key, build):
+        """The cached value of ``key``, or ``build()`` (stored if it fits in the budget)."""
+        if key in self._entries:
+            self._entries.move_to_end(key)
+            return self._entries[key]
+        value = build()
+        size = _nbytes(value)
+        if size <= self.max_bytes:
+            while sum(self._sizes.values()) + size > self.max_bytes:
+                old, _ = self._entries.popitem(last=False)
+                del self._sizes[old]
+            self._entries[key] = value
+            self._sizes[key] = size
+        return value
+
+    def kernel(self, n_items: int, sample_size: int, scheme: str = "binomial") -> np.ndarray:
+        """:func:`rank_kernel` ``(N, n)``, computed once per (N, n, scheme)."""
+        return self.get(("kernel", int(n_items), int(sample_size), scheme),
+                        lambda: rank_kernel(n_items, sample_size, scheme))
+
+    def columns(self, n_items: int, sample_size: int, sampled_ranks, scheme: str = "binomial") -> np.ndarray:
+        """Columns P(r | R) at ``sampled_ranks``, taken from the cached full kernel when it fits
+        in the budget (then equal to :func:`rank_kernel`), else from :func:`kernel_columns`."""
+        if n_items * sample_size * 8 > self.max_bytes:
+            return kernel_columns(n_items, sample_size, sampled_ranks, scheme)
+        return self.kernel(n_items, sample_size, scheme)[:, np.asarray(sampled_ranks, dtype=np.int64) - 1]
+
+
+def _nbytes(value) -> int:
+    if isinstance(value, np.ndarray):
+        return value.nbytes
+    if isinstance(value, (tuple, list)):
+        return sum(_nbytes(v) for v in value)
+    return int(getattr(value, "nbytes", 0))

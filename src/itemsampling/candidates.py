@@ -1,0 +1,119 @@
+"""Per-user numbers of candidate items N_u, grouped for the estimators.
+
+Under the ``unseen`` protocol user u's held-out item is ranked among the N_u = N − |train_u|
+items the user has not interacted with, so the rank kernel P(r | R, N_u) differs from user to
+user. The estimators handle this by grouping users with similar N_u (Krichene & Rendle, KDD
+2020, §6.1, compute their corrections for groups of users in the same way): users are split
+into at most ``n_groups`` contiguous quantile groups of N_u, and every group uses the rounded
+mean N_u of its users. Users with equal N_u always share a group, so one N for everybody (the
+``all`` protocol, or a scalar ``n_items``) is one exact group, and ``n_groups=None`` gives one
+exact group per distinct N_u.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._validation import check_n_items, check_positive_integer
+
+__all__ = ["DEFAULT_N_GROUPS", "CandidateGroups", "item_groups"]
+
+#: groups of users by N_u used by default (as in Krichene & Rendle's real-data study)
+DEFAULT_N_GROUPS = 20
+
+
+def item_groups(n_items, n_groups: int | None = DEFAULT_N_GROUPS) -> tuple[np.ndarray, np.ndarray]:
+    """Contiguous quantile groups of users by their number of candidates N_u.
+
+    Parameters
+    ----------
+    n_items : array_like of int
+        N_u per user.
+    n_groups : int or None
+        Largest number of groups (fewer when N_u takes fewer distinct values); ``None`` makes
+        one group per distinct N_u.
+
+    Returns
+    -------
+    group : numpy.ndarray
+        int64 group index of each user; users with equal N_u share a group.
+    group_n_items : numpy.ndarray
+        int64 rounded mean N_u of each group, increasing.
+    """
+    N = np.asarray(n_items, dtype=np.int64)
+    if n_groups is None:
+        group_n, group = np.unique(N, return_inverse=True)
+        return group.astype(np.int64), group_n.astype(np.int64)
+    check_positive_integer("n_groups", n_groups)
+    edges = np.unique(np.quantile(N, np.linspace(0, 1, n_groups + 1)[1:-1], method="lower"))
+    group = np.searchsorted(edges, N, side="left")
+    _, group = np.unique(group, return_inverse=True)  # drop empty groups
+    sums = np.bincount(group, weights=N)
+    counts = np.bincount(group)
+    return group.astype(np.int64), np.rint(sums / counts).astype(np.int64)
+
+
+@dataclass(frozen=True)
+class CandidateGroups:
+    """Users grouped by their number of candidates; see the module docstring.
+
+    Attributes
+    ----------
+    index : numpy.ndarray
+        ``(M,)`` group of each user.
+    n_items : numpy.ndarray
+        ``(G,)`` number of candidates N_g of each group (increasing).
+    n_users : numpy.ndarray
+        ``(G,)`` number of users M_g of each group.
+    """
+
+    index: np.ndarray
+    n_items: np.ndarray
+    n_users: np.ndarray
+
+    @classmethod
+    def build(cls, n_items, n_users: int, n_groups: int | None = DEFAULT_N_GROUPS) -> CandidateGroups:
+        """Group ``n_users`` users by ``n_items``: one integer N, or one N_u per user.
+
+        Raises
+        ------
+        ValueError
+            If ``n_items`` is not an integer >= 2 or an array of ``n_users`` such integers.
+        """
+        arr = np.asarray(n_items)
+        if arr.ndim == 0:
+            N = check_n_items(n_items)
+            return cls(np.zeros(n_users, dtype=np.int64), np.array([N], dtype=np.int64),
+                       np.array([n_users], dtype=np.int64))
+        if arr.ndim != 1 or arr.size != n_users:
+            raise ValueError(
+                f"n_items must be one integer N or one N_u per user ({n_users} entries), got an "
+                f"array of shape {arr.shape}"
+            )
+        if arr.dtype == bool or not np.issubdtype(arr.dtype, np.integer) or arr.min() < 2:
+            raise ValueError(
+                "per-user n_items N_u must be integers >= 2 (the target plus at least one other item)"
+            )
+        index, group_n = item_groups(arr, n_groups)
+        return cls(index, group_n, np.bincount(index, minlength=group_n.size).astype(np.int64))
+
+    @property
+    def n_groups(self) -> int:
+        """Number of groups G."""
+        return int(self.n_items.size)
+
+    @property
+    def max_items(self) -> int:
+        """The largest N_g: estimated rank distributions cover R = 1..max_items."""
+        return int(self.n_items[-1])
+
+    @property
+    def fractions(self) -> np.ndarray:
+        """``(G,)`` share M_g / M of the users in each group."""
+        return self.n_users / self.n_users.sum()
+
+    def members(self, g: int) -> np.ndarray:
+        """Boolean mask of the users of group ``g``."""
+        return self.index == g
