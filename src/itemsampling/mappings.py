@@ -23,6 +23,7 @@ from scipy.optimize import brentq
 from scipy.special import gammaln
 
 from ._validation import check_choice, check_n_items, check_ranks, check_sample_size
+from .candidates import CandidateGroups
 from .kernels import SCHEMES
 from .simulation import sampled_rank_pmf
 
@@ -106,7 +107,7 @@ def mapping(ks, n_items: int, sample_size: int, kind: str = "linear", a: float |
     return 1.0 + (n_items - 1) * np.exp(log_cdf[k.astype(np.int64) - 1] / a)
 
 
-def fit_beta(sampled_ranks, n_items: int, sample_size: int, xtol: float = 1e-12) -> float:
+def fit_beta(sampled_ranks, n_items, sample_size: int, xtol: float = 1e-12) -> float:
     """Algorithm-specific Beta@P parameter a (Li, Jin, Gao & Liu, KDD 2020 §4.1, eq. 19).
 
     Eq. 19 iterates a ← -M / Σ_u ln((f(r_u; a) - 1)/(N - 1)), the Beta(a, 1) maximum-likelihood
@@ -124,8 +125,11 @@ def fit_beta(sampled_ranks, n_items: int, sample_size: int, xtol: float = 1e-12)
     ----------
     sampled_ranks : array_like of int
         Sampled ranks r_u in 1..n.
-    n_items : int
-        Number of items N.
+    n_items : int or array_like of int
+        Number of items N, or the number of candidates N_u of each user (``unseen``
+        protocol). The fixed point does not depend on N: ln((f(r; a) - 1)/(N - 1)) =
+        ln(a S_r(a)) / a for every N, so per-user N_u give the same a; they are only checked
+        (n <= min N_u).
     sample_size : int
         Sample set size n (>= 2).
     xtol : float
@@ -141,6 +145,9 @@ def fit_beta(sampled_ranks, n_items: int, sample_size: int, xtol: float = 1e-12)
     ValueError
         If every sampled rank equals n (the likelihood then grows without bound in a).
     """
+    if np.ndim(n_items):
+        CandidateGroups.build(n_items, np.size(sampled_ranks), n_groups=1)  # checks the N_u
+        n_items = int(np.min(n_items))
     n_items, sample_size = _check_sizes(n_items, sample_size)
     r = check_ranks(sampled_ranks, sample_size, name="sampled_ranks")
     if (r == sample_size).all():
