@@ -11,12 +11,14 @@ from collections.abc import Iterable
 import numpy as np
 
 __all__ = [
+    "as_generator",
     "check_choice",
     "check_distribution",
     "check_n_items",
     "check_positive_integer",
     "check_ranks",
     "check_sample_size",
+    "check_seed",
 ]
 
 
@@ -110,3 +112,32 @@ def check_distribution(p, size: int, name: str = "prior", atol: float = 1e-6) ->
     if abs(total - 1.0) > atol:
         raise ValueError(f"{name} must sum to 1 (a probability distribution), but sums to {total:.6g}")
     return arr
+
+
+def as_generator(rng=None) -> np.random.Generator:
+    """Return a numpy ``Generator``: ``rng`` itself, or a new one seeded with ``rng``.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator, int, numpy.random.SeedSequence or None
+        A generator is used as is (and advanced); an integer seed gives the same stream every
+        time; ``None`` draws fresh entropy from the operating system (not reproducible).
+    """
+    if isinstance(rng, np.random.Generator):
+        return rng
+    if rng is None or isinstance(rng, np.random.SeedSequence) or (
+        isinstance(rng, (int, np.integer)) and not isinstance(rng, bool) and rng >= 0
+    ):
+        return np.random.default_rng(rng)
+    raise ValueError(
+        f"rng must be a numpy Generator, a non-negative integer seed or None, got {rng!r}"
+    )
+
+
+def check_seed(seed) -> int | None:
+    """Check a seed (``None`` or a non-negative integer) and return it as ``int`` or ``None``."""
+    if seed is None:
+        return None
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed must be a non-negative integer or None, got {seed!r}")
+    return int(seed)

@@ -288,6 +288,7 @@ def estimate_many(
     metrics: Sequence[str] | str = ("recall", "ndcg", "ap"),
     ks: Iterable[int | None] | int | None = range(1, 51),
     *,
+    targets: Sequence[tuple[str, int | None]] | None = None,
     scheme: str = "binomial",
     n_groups: int | None = DEFAULT_N_GROUPS,
     cache: KernelCache | None = None,
@@ -306,6 +307,8 @@ def estimate_many(
         As in :func:`estimate`.
     estimators : sequence of Estimator
         The estimators, with distinct labels.
+    targets : sequence of (str, int or None), optional
+        Explicit (metric, K) pairs, instead of every combination of ``metrics`` and ``ks``.
     scheme : {"binomial", "hypergeometric"}
         Sampling with or without replacement, for every estimator.
     n_groups : int or None
@@ -323,7 +326,7 @@ def estimate_many(
     labels = [e.label for e in estimators]
     if not estimators or len(set(labels)) != len(labels):
         raise ValueError(f"estimators must be a non-empty sequence of Estimator with distinct labels, got {labels}")
-    pairs = _metric_k_pairs(metrics, ks)
+    pairs = _metric_k_pairs(metrics, ks) if targets is None else _explicit_pairs(targets)
     per_user = any(e.method == "adaptive_mle" for e in estimators)
     if per_user and np.ndim(sample_size) == 0 and len(estimators) > 1:
         per_user = False  # one n for all: adaptive_mle is then the MLE
@@ -555,6 +558,17 @@ def _metric_k_pairs(metrics, ks) -> list[tuple[str, int | None]]:
     if "precision" in names and None in ks:
         raise ValueError("precision needs a cut-off k (precision@K = 1{R <= K} / K)")
     return [(name, None if k is None else int(k)) for name in names for k in ks]
+
+
+def _explicit_pairs(targets) -> list[tuple[str, int | None]]:
+    pairs = []
+    for target in targets:
+        if not isinstance(target, (tuple, list)) or len(target) != 2:
+            raise ValueError(f"targets must be (metric, k) pairs, got {target!r}")
+        pairs.extend(_metric_k_pairs(target[0], target[1]))
+    if not pairs:
+        raise ValueError("targets must name at least one (metric, k) pair")
+    return pairs
 
 
 def _target_weights(pairs, n_items: int) -> np.ndarray:

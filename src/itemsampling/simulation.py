@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 
 from ._validation import (
+    as_generator,
     check_choice,
     check_distribution,
     check_n_items,
@@ -41,7 +42,6 @@ from .metrics import canonical_metric, rank_weight
 
 __all__ = [
     "adaptive_sample_ranks",
-    "as_generator",
     "expected_sampled_metric",
     "sample_ranks",
     "sampled_rank_pmf",
@@ -50,26 +50,6 @@ __all__ = [
 
 #: Entries of P(r | R) evaluated at once by the expectation functions (bounds memory to ~100 MB).
 _BLOCK_ENTRIES = 2**22
-
-
-def as_generator(rng=None) -> np.random.Generator:
-    """Return a numpy ``Generator``: ``rng`` itself, or a new one seeded with ``rng``.
-
-    Parameters
-    ----------
-    rng : numpy.random.Generator, int, numpy.random.SeedSequence or None
-        A generator is used as is (and advanced); an integer seed gives the same stream every
-        time; ``None`` draws fresh entropy from the operating system (not reproducible).
-    """
-    if isinstance(rng, np.random.Generator):
-        return rng
-    if rng is None or isinstance(rng, np.random.SeedSequence) or (
-        isinstance(rng, (int, np.integer)) and not isinstance(rng, bool) and rng >= 0
-    ):
-        return np.random.default_rng(rng)
-    raise ValueError(
-        f"rng must be a numpy Generator, a non-negative integer seed or None, got {rng!r}"
-    )
 
 
 def _per_user_n_items(n_items, n_users: int) -> np.ndarray:
@@ -147,7 +127,7 @@ def sample_ranks(global_ranks, n_items, sample_size, rng=None, scheme: str = "bi
         Sample set size n (the target plus n - 1 sampled items), or one n_u per user;
         1 <= n_u <= N_u.
     rng : numpy.random.Generator, int or None
-        Generator or seed (see :func:`as_generator`).
+        Generator or seed (see :func:`itemsampling._validation.as_generator`).
     scheme : {"binomial", "hypergeometric"}
         Sampling with or without replacement.
 
@@ -198,7 +178,7 @@ def adaptive_sample_ranks(
     n_max : int
         Terminal sample set size (n_0 <= n_max <= min N_u).
     rng : numpy.random.Generator, int or None
-        Generator or seed (see :func:`as_generator`).
+        Generator or seed (see :func:`itemsampling._validation.as_generator`).
     scheme : {"binomial", "hypergeometric"}
         Sampling with or without replacement.
 

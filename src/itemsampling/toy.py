@@ -17,8 +17,9 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
+from ._validation import as_generator
 from .metrics import global_metrics, rank_weight
-from .simulation import as_generator, expected_sampled_metric, sample_ranks
+from .simulation import expected_sampled_metric, sample_ranks
 
 __all__ = [
     "PAPER_TABLE_1",

@@ -1,0 +1,162 @@
+"""The repeat-and-estimate engine shared by the studies.
+
+For the global ranks R_u of one (dataset, model, protocol), :func:`repeat_estimates` draws
+sampled ranks for every scheme x sample size x repeat and runs a list of estimators on each
+draw, giving one tidy table with the columns of :data:`RUN_COLUMNS`:
+``dataset, model, protocol, scheme, sample_size, repeat, estimator, metric, k, estimate, exact``.
+
+**Schemes.** ``binomial`` (sampling with replacement; the estimators use the binomial kernel),
+``hypergeometric`` (without replacement; hypergeometric kernel) and ``actual``: items drawn
+uniformly without replacement among the user's candidates, as an evaluation toolkit does,
+evaluated with the binomial kernel that the papers' estimators assume. Drawing n - 1 of the
+N_u - 1 other candidates without replacement puts the held-out item at sampled rank r with
+exactly the hypergeometric law of r given R_u, so ``actual`` needs no rescoring of items.
+
+**Seeds.** Every (scheme, sample size, repeat) draw has its own generator, seeded by
+:func:`derive_seed` from the study seed and the labels (dataset, model, protocol), the scheme,
+n and the repeat: a chunk of repeats reruns alone and gives the same bytes, and adding a model,
+a sample size or repeats changes none of the other draws.
+
+**Reuse.** One :class:`~itemsampling.kernels.KernelCache` serves all draws (and may be shared
+between calls): kernels and fixed-prior corrections are computed once per (N_g, n, scheme),
+and each draw fits every prior once (:func:`~itemsampling.estimators.estimate_many`).
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Iterable, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+from tqdm.auto import tqdm
+
+from .._validation import check_choice, check_positive_integer, check_ranks, check_seed
+from ..candidates import DEFAULT_N_GROUPS
+from ..estimators import Estimator, estimate_many
+from ..kernels import KernelCache
+from ..metrics import global_metrics
+from ..simulation import sample_ranks
+
+__all__ = ["LABELS", "RUN_COLUMNS", "SCHEMES", "derive_seed", "exact_values", "repeat_estimates"]
+
+#: labels that identify the global ranks of one study chunk
+LABELS = ("dataset", "model", "protocol")
+#: columns of the table of :func:`repeat_estimates`
+RUN_COLUMNS = (*LABELS, "scheme", "sample_size", "repeat", "estimator", "metric", "k", "estimate", "exact")
+#: sampling schemes: how the sampled ranks are drawn and which kernel the estimators use
+SCHEMES = {"binomial": ("binomial", "binomial"), "hypergeometric": ("hypergeometric", "hypergeometric"),
+           "actual": ("hypergeometric", "binomial")}
+
+
+def derive_seed(seed: int, *keys) -> np.random.SeedSequence:
+    """A seed sequence for one draw: the study ``seed`` with ``keys`` as its spawn key.
+
+    Each key (a label, a scheme, a sample size, a repeat) is turned into a 32-bit word by
+    CRC-32 of its text, so the stream depends only on the values, never on the order in which
+    draws are made or on Python's randomised string hashing.
+    """
+    seed = check_seed(seed)
+    if seed is None:
+        raise ValueError("a study needs an integer seed >= 0")
+    return np.random.SeedSequence(seed, spawn_key=tuple(zlib.crc32(str(k).encode()) for k in keys))
+
+
+def exact_values(global_ranks, n_items, targets: Sequence[tuple[str, int | None]]) -> np.ndarray:
+    """Exact value of each (metric, K) of ``targets``: the mean of 1{R_u <= K} M(R_u; N_u)."""
+    return np.array([float(global_metrics(global_ranks, n_items, metric, k)["value"].iloc[0])
+                     for metric, k in targets])
+
+
+def repeat_estimates(
+    global_ranks,
+    n_items,
+    *,
+    estimators: Sequence[Estimator],
+    targets: Sequence[tuple[str, int | None]],
+    sample_sizes: Iterable[int],
+    seed: int,
+    labels: Mapping[str, str],
+    schemes: Iterable[str] = ("binomial",),
+    repeats: int = 100,
+    first_repeat: int = 0,
+    n_groups: int | None = DEFAULT_N_GROUPS,
+    cache: KernelCache | None = None,
+    progress: bool | None = None,
+) -> pd.DataFrame:
+    """Sample, estimate and tabulate: every scheme x sample size x repeat x estimator x target.
+
+    Parameters
+    ----------
+    global_ranks : array_like of int
+        Global rank R_u of each test user's held-out item, 1 <= R_u <= N_u.
+    n_items : int or array_like of int
+        Number of candidates: one N, or N_u per user (``unseen`` protocol); the estimators
+        group users by N_u (:mod:`itemsampling.candidates`).
+    estimators : sequence of Estimator
+        What to run on every draw (distinct labels).
+    targets : sequence of (str, int or None)
+        The (metric, K) pairs to estimate.
+    sample_sizes : iterable of int
+        Sample set sizes n (2 <= n <= min N_u).
+    seed : int
+        Study seed (see :func:`derive_seed`).
+    labels : mapping
+        ``dataset``, ``model`` and ``protocol`` of these ranks: columns of the table and part of
+        every draw's seed.
+    schemes : iterable of str
+        Keys of :data:`SCHEMES`.
+    repeats, first_repeat : int
+        Repeats ``first_repeat .. first_repeat + repeats - 1`` (a chunk of a larger study).
+    n_groups : int or None
+        Groups of users by N_u for the estimators.
+    cache : KernelCache, optional
+        Shared with other calls at the same N and n to reuse kernels and operators.
+    progress : bool or None
+        Progress bar (None: only when interactive).
+
+    Returns
+    -------
+    pandas.DataFrame
+        The columns of :data:`RUN_COLUMNS`, in the order scheme, n, repeat, estimator, target.
+    """
+    missing = [key for key in LABELS if key not in labels]
+    if missing:
+        raise ValueError(f"labels must name {', '.join(LABELS)}; missing {', '.join(missing)}")
+    schemes = [check_choice("scheme", s, SCHEMES) for s in schemes]
+    sizes = [check_positive_integer("sample size", n) for n in sample_sizes]
+    check_positive_integer("repeats", repeats)
+    if isinstance(first_repeat, bool) or not isinstance(first_repeat, (int, np.integer)) or first_repeat < 0:
+        raise ValueError(f"first_repeat must be an integer >= 0, got {first_repeat!r}")
+    if not schemes or not sizes:
+        raise ValueError("schemes and sample_sizes must each name at least one value")
+    n_users = np.asarray(global_ranks).size
+    per_user = np.broadcast_to(np.asarray(n_items), (n_users,)) if np.ndim(n_items) else n_items
+    R = check_ranks(global_ranks, per_user, name="global_ranks")
+    targets = [(m, k) for m, k in targets]
+    exact = exact_values(R, n_items, targets)
+    cache = KernelCache() if cache is None else cache
+    key = [str(labels[k]) for k in LABELS]
+    blocks = []
+    draws = [(s, n, i) for s in schemes for n in sizes for i in range(first_repeat, first_repeat + repeats)]
+    for scheme, n, repeat in tqdm(draws, desc=" ".join(key), disable=None if progress is None else not progress):
+        draw, kernel = SCHEMES[scheme]
+        rng = np.random.default_rng(derive_seed(seed, *key, scheme, n, repeat))
+        sampled = sample_ranks(R, n_items, n, rng=rng, scheme=draw)
+        table = estimate_many(sampled, n_items, n, estimators, targets=targets, scheme=kernel,
+                              n_groups=n_groups, cache=cache)
+        blocks.append((scheme, n, repeat, table))
+    first = blocks[0][3]
+    rows = len(first)
+    out = pd.DataFrame({
+        **{k: labels[k] for k in LABELS},
+        "scheme": np.repeat([b[0] for b in blocks], rows),
+        "sample_size": np.repeat([b[1] for b in blocks], rows),
+        "repeat": np.repeat([b[2] for b in blocks], rows),
+        "estimator": np.tile(first["estimator"].to_numpy(), len(blocks)),
+        "metric": np.tile(first["metric"].to_numpy(), len(blocks)),
+        "k": pd.array(np.tile(first["k"].to_numpy(), len(blocks)), dtype="Int64"),
+        "estimate": np.concatenate([b[3]["estimate"].to_numpy() for b in blocks]),
+        "exact": np.tile(exact, len(blocks) * len(estimators)),
+    })
+    return out

@@ -1,0 +1,85 @@
+"""The repeat-and-estimate engine of the studies."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import itemsampling as its
+from itemsampling.estimators import Estimator
+from itemsampling.studies.engine import RUN_COLUMNS, derive_seed, repeat_estimates
+
+LABELS = {"dataset": "toy", "model": "m", "protocol": "unseen"}
+ESTIMATORS = [Estimator("sampled"), Estimator("bv", {"gamma": 0.1}, name="bv_0.1"), Estimator("mle"),
+              Estimator("mn_mes")]
+TARGETS = [("recall", 5), ("ndcg", 10), ("auc", None)]
+
+
+def _ranks(m=500, seed=0):
+    rng = np.random.default_rng(seed)
+    n_items = 300 - rng.integers(0, 50, size=m)
+    return np.minimum(np.ceil(rng.pareto(0.7, size=m) * 4), n_items).astype(np.int64), n_items
+
+
+def _run(**kwargs):
+    R, N = _ranks()
+    args = dict(estimators=ESTIMATORS, targets=TARGETS, sample_sizes=[20, 40], seed=3, labels=LABELS,
+                schemes=["binomial", "actual"], repeats=4)
+    args.update(kwargs)
+    return repeat_estimates(R, N, **args)
+
+
+def test_table_has_the_tidy_columns_and_one_row_per_estimate():
+    table = _run()
+    assert tuple(table.columns) == RUN_COLUMNS
+    assert len(table) == 2 * 2 * 4 * len(ESTIMATORS) * len(TARGETS)
+    assert not table.duplicated(["scheme", "sample_size", "repeat", "estimator", "metric", "k"]).any()
+    R, N = _ranks()
+    assert table.loc[table["metric"] == "recall", "exact"].iloc[0] == pytest.approx((R <= 5).mean())
+
+
+def test_a_chunk_of_repeats_reruns_alone_with_the_same_bytes():
+    whole = _run()
+    part = _run(repeats=2, first_repeat=2)
+    chunk = whole[whole["repeat"] >= 2].reset_index(drop=True)
+    pd.testing.assert_frame_equal(chunk, part, check_exact=True)
+    assert whole.to_csv(index=False) == _run().to_csv(index=False)
+
+
+def test_draws_do_not_depend_on_the_other_settings():
+    alone = _run(sample_sizes=[40], schemes=["actual"])
+    both = _run()
+    sel = both[(both["sample_size"] == 40) & (both["scheme"] == "actual")].reset_index(drop=True)
+    pd.testing.assert_frame_equal(sel, alone, check_exact=True)
+    other = _run(labels={**LABELS, "model": "other"})
+    assert not np.array_equal(other["estimate"], both["estimate"])
+
+
+def test_each_estimate_equals_the_public_estimate_on_the_same_draw():
+    R, N = _ranks()
+    table = _run(schemes=["actual"], sample_sizes=[20], repeats=1)
+    rng = np.random.default_rng(derive_seed(3, "toy", "m", "unseen", "actual", 20, 0))
+    sampled = its.sample_ranks(R, N, 20, rng=rng, scheme="hypergeometric")  # actual = hypergeometric draws
+    for est in ESTIMATORS:
+        for metric, k in TARGETS:
+            one = its.estimate(sampled, N, 20, est.method, metrics=metric, ks=k, scheme="binomial", **est.options)
+            got = table[(table["estimator"] == est.label) & (table["metric"] == metric)]["estimate"]
+            assert got.item() == pytest.approx(one["estimate"].item(), rel=1e-12, abs=1e-15), (est.label, metric)
+
+
+def test_actual_sampling_follows_the_hypergeometric_law():
+    R = np.full(20_000, 30)
+    ranks = its.sample_ranks(R, 100, 10, rng=derive_seed(1, "x"), scheme="hypergeometric")
+    pmf = its.rank_kernel(100, 10, "hypergeometric")[29]
+    observed = np.bincount(ranks - 1, minlength=10) / ranks.size
+    np.testing.assert_allclose(observed, pmf, atol=0.01)
+
+
+def test_bad_arguments_are_rejected():
+    with pytest.raises(ValueError, match="labels must name"):
+        _run(labels={"dataset": "toy"})
+    with pytest.raises(ValueError, match="unknown scheme"):
+        _run(schemes=["poisson"])
+    with pytest.raises(ValueError, match="integer seed"):
+        _run(seed=None)
+    with pytest.raises(ValueError, match="first_repeat"):
+        _run(first_repeat=-1)
