@@ -131,8 +131,11 @@ def _observations(sampled_ranks, n_items, sample_sizes, scheme, n_groups=DEFAULT
     """
     scheme = check_choice("sampling scheme", scheme, SCHEMES)
     ranks, sizes, groups = _validated(sampled_ranks, n_items, sample_sizes, n_groups, per_user_sizes)
-    keys, counts = np.unique(np.stack([groups.index, sizes, ranks], axis=1), axis=0, return_counts=True)
-    # np.unique sorts by group, then n, then r: each (group, n) block is contiguous
+    # one integer per (group, n, r), ordered by group, then n, then r
+    base = int(sizes.max()) + 1
+    codes, counts = np.unique((groups.index * base + sizes) * base + ranks, return_counts=True)
+    keys = np.stack([codes // (base * base), codes // base % base, codes % base], axis=1)
+    # each (group, n) block is contiguous
     starts = np.flatnonzero(np.r_[True, np.any(keys[1:, :2] != keys[:-1, :2], axis=1)])
     blocks = []
     for start, stop in zip(starts, np.r_[starts[1:], keys.shape[0]], strict=True):

@@ -18,7 +18,8 @@ two matrix–vector products of size N x d. EM never decreases ℓ, and its fixe
 
 Row R of a rank kernel is a distribution over r (binomial or hypergeometric) concentrated
 around its mean, so :class:`BandedKernel` keeps only the band of entries above 1e-20 of their
-row maximum, in tiles of consecutive rows; the products then cost a fraction of N x d.
+row maximum, in tiles of consecutive rows; the products then cost a fraction of N x d (kernels of
+at most 2^20 entries stay dense: one BLAS product is faster there).
 """
 
 from __future__ import annotations
@@ -44,6 +45,8 @@ DEFAULT_MAX_ITER = 100
 DEFAULT_TOL = 1e-9
 
 
+#: kernels with at most this many entries are kept dense (one tile) by :class:`BandedKernel`
+DENSE_ENTRIES = 2**20
 #: kernel entries below this fraction of the largest entry of their row (within a column
 #: group) are dropped by :class:`BandedKernel`
 BAND_CUTOFF = 1e-20
@@ -67,6 +70,10 @@ class BandedKernel:
         n_rows, d = K.shape
         self.n_groups = 1
         self.tiles: list[tuple[int, int, int, int, np.ndarray]] = []
+        if n_rows * d <= DENSE_ENTRIES:  # small: one dense product beats many small ones
+            if K.size:
+                self.tiles.append((0, n_rows, 0, d, np.ascontiguousarray(K)))
+            return
         # about 16 columns of drift of the band per block of rows
         step = int(min(1024, max(8, 16 * n_rows // max(d, 1))))
         for r0 in range(0, n_rows, step):

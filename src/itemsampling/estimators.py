@@ -400,7 +400,8 @@ class _Batch:
 
     def _weights(self, g: int, pairs) -> np.ndarray:
         """Target weights 1{R <= K} M(R) of group g, for R = 1..L (L: largest cut-off, N_g if none)."""
-        return _target_weights(pairs, int(self.groups.n_items[g]))
+        n_g = int(self.groups.n_items[g])
+        return self.cache.get(("weights", n_g, tuple(pairs)), lambda: _target_weights(pairs, n_g))
 
     def _prior(self, est: Estimator) -> np.ndarray:
         """The fitted P̂(R) of a direct method, once per call for the same options."""

@@ -64,8 +64,12 @@ def derive_seed(seed: int, *keys) -> np.random.SeedSequence:
 
 def exact_values(global_ranks, n_items, targets: Sequence[tuple[str, int | None]]) -> np.ndarray:
     """Exact value of each (metric, K) of ``targets``: the mean of 1{R_u <= K} M(R_u; N_u)."""
-    return np.array([float(global_metrics(global_ranks, n_items, metric, k)["value"].iloc[0])
-                     for metric, k in targets])
+    values = {}
+    for metric in dict.fromkeys(m for m, _ in targets):
+        ks = list(dict.fromkeys(k for m, k in targets if m == metric))
+        table = global_metrics(global_ranks, n_items, metric, ks)
+        values.update({(metric, k): v for k, v in zip(ks, table["value"], strict=True)})
+    return np.array([values[target] for target in targets])
 
 
 def repeat_estimates(
