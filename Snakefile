@@ -1,4 +1,4 @@
-# The whole study as one DAG: data -> ranks per (dataset, model) -> experiment tables ->
+# The whole study as one DAG: data -> ranks per (dataset, model) -> study tables ->
 # notebooks (executed, HTML) -> `snakemake --report`. Scientific parameters are in config/
 # (validated against workflow/schemas/config.schema.yaml); threads and memory in rules and profiles/.
 #
@@ -26,7 +26,7 @@ validate(config, "workflow/schemas/config.schema.yaml")
 include: "workflow/rules/common.smk"
 include: "workflow/rules/data.smk"
 include: "workflow/rules/ranks.smk"
-include: "workflow/rules/experiments.smk"
+include: "workflow/rules/studies.smk"
 include: "workflow/rules/notebooks.smk"
 
 

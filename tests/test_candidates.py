@@ -8,7 +8,6 @@ from scipy.stats import binom, hypergeom
 import itemsampling as its
 from itemsampling.candidates import CandidateGroups, item_groups
 from itemsampling.distributions import log_likelihood
-from itemsampling.em import em_mixture_weights
 from itemsampling.estimators import METHODS, Estimator, estimate_many
 from itemsampling.kernels import KernelCache
 
@@ -26,7 +25,7 @@ def _users(seed=0, m=600):
 
 def test_groups_are_contiguous_and_exact_for_equal_values():
     n_items = np.array([10, 10, 12, 50, 50, 51, 80, 80])
-    index, group_n = item_groups(n_items, 3)
+    index, _ = item_groups(n_items, 3)
     assert np.all(np.diff(index[np.argsort(n_items)]) >= 0)  # contiguous in N_u
     assert np.unique(index[n_items == 50]).size == 1  # equal N_u share a group
     exact_index, exact_n = item_groups(n_items, None)

@@ -33,7 +33,7 @@ def test_table_has_the_tidy_columns_and_one_row_per_estimate():
     assert tuple(table.columns) == RUN_COLUMNS
     assert len(table) == 2 * 2 * 4 * len(ESTIMATORS) * len(TARGETS)
     assert not table.duplicated(["scheme", "sample_size", "repeat", "estimator", "metric", "k"]).any()
-    R, N = _ranks()
+    R, _ = _ranks()
     assert table.loc[table["metric"] == "recall", "exact"].iloc[0] == pytest.approx((R <= 5).mean())
 
 

@@ -10,7 +10,7 @@ writes the same bytes.
 ``apply_style()``                    set the shared matplotlib style (rcParams)
 ``new_figure(ncols, nrows, ...)``    a figure of single- or double-column width
 ``save_figure(fig, notebook, name)`` write ``figures/<notebook>/<name>.pdf`` and ``.png``
-``save_table(frame, notebook, name)`` write ``results/tables/<notebook>/<name>.csv``
+``show_figure(fig, notebook, name)`` save it, show it in the notebook and close it
 ``git_commit()``                     the commit of the working tree (``+dirty`` if modified)
 =================================== ==========================================================
 """
@@ -24,9 +24,6 @@ from pathlib import Path
 
 import matplotlib as mpl
 import matplotlib.pyplot as plt
-import pandas as pd
-
-from .experiments_krichene import write_table
 
 __all__ = [
     "OKABE_ITO",
@@ -36,7 +33,7 @@ __all__ = [
     "git_commit",
     "new_figure",
     "save_figure",
-    "save_table",
+    "show_figure",
 ]
 
 #: Okabe–Ito colours, in the order used for successive lines (black last).
@@ -188,11 +185,21 @@ def save_figure(fig, notebook: str, name: str, params: Mapping | None = None,
     return pdf, png
 
 
-def save_table(frame: pd.DataFrame, notebook: str, name: str, root: str | Path = ".") -> Path:
-    """Write ``results/tables/<notebook>/<name>.csv`` under ``root`` with deterministic floats."""
-    for label, value in (("notebook", notebook), ("name", name)):
-        if not isinstance(value, str) or not value or "/" in value:
-            raise ValueError(f"{label} must be a non-empty file name without '/', got {value!r}")
-    path = Path(root) / "results" / "tables" / notebook / f"{name}.csv"
-    write_table(frame, path)
-    return path
+def show_figure(fig, notebook: str, name: str, params: Mapping | None = None,
+                root: str | Path = ".") -> None:
+    """Save ``fig`` with :func:`save_figure`, show it in the running notebook, and close it.
+
+    The figure is shown with :func:`IPython.display.display` (as a PNG at the style's
+    ``figure.dpi``), which works whatever the matplotlib backend, so executed notebooks carry
+    their figures; outside IPython it is only saved. Nothing is returned, so a plotting cell
+    prints nothing else.
+    """
+    save_figure(fig, notebook, name, params, root=root, close=False)
+    try:
+        from IPython import get_ipython
+        from IPython.display import display
+    except ImportError:  # pragma: no cover - IPython is a dependency of the notebooks only
+        get_ipython = None
+    if get_ipython is not None and get_ipython() is not None:
+        display(fig)
+    plt.close(fig)

@@ -480,8 +480,16 @@ def write_ranks(frame: pd.DataFrame, path: str | os.PathLike) -> None:
 
 
 def read_ranks(path: str | os.PathLike) -> pd.DataFrame:
-    """Read a ranks table written by :func:`write_ranks`."""
+    """Read a ranks table written by :func:`write_ranks` (parquet, or CSV by its suffix).
+
+    Checks that it has the columns ``user``, ``rank`` and ``n_candidates`` and returns it
+    sorted by user.
+    """
     if not os.path.exists(path):
         raise FileNotFoundError(f"ranks file {os.fspath(path)!r} does not exist; run `itemsampling train` first")
-    return pd.read_parquet(path, engine="pyarrow")
-
+    frame = pd.read_csv(path) if os.fspath(path).endswith(".csv") else pd.read_parquet(path, engine="pyarrow")
+    missing = {"user", "rank", "n_candidates"} - set(frame.columns)
+    if missing:
+        raise ValueError(f"{os.fspath(path)}: missing column(s) {sorted(missing)}; a ranks file has "
+                         "user, item, rank, n_candidates")
+    return frame.sort_values("user", kind="stable").reset_index(drop=True)

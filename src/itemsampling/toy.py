@@ -22,8 +22,6 @@ from .metrics import global_metrics, rank_weight
 from .simulation import expected_sampled_metric, sample_ranks
 
 __all__ = [
-    "PAPER_TABLE_1",
-    "PAPER_TABLE_2",
     "TOY_METRICS",
     "TOY_N_ITEMS",
     "TOY_RANKS",
@@ -58,30 +56,6 @@ def _table(ranks: dict | None, value: Callable[[np.ndarray, str, int | None], fl
     rows = {name: {_column(metric, k): value(np.asarray(r), metric, k) for metric, k in TOY_METRICS}
             for name, r in ranks.items()}
     return pd.DataFrame.from_dict(rows, orient="index").rename_axis("recommender")
-
-
-_COLUMNS = [_column(m, k) for m, k in TOY_METRICS]
-#: Table 1 of K&R as printed (exact metrics, three decimals).
-PAPER_TABLE_1 = pd.DataFrame(
-    [[0.990, 0.010, 0.150, 0.000], [0.555, 0.010, 0.122, 0.000], [0.843, 0.101, 0.208, 0.200]],
-    index=pd.Index(list(TOY_RANKS), name="recommender"),
-    columns=_COLUMNS,
-)
-#: Table 2 of K&R as printed: mean and standard deviation of the sampled metrics over 1,000
-#: repetitions with m = 99 sampled items.
-PAPER_TABLE_2 = pd.concat(
-    {
-        "mean": pd.DataFrame(
-            [[0.990, 0.630, 0.724, 1.000], [0.555, 0.336, 0.444, 0.400], [0.843, 0.325, 0.460, 0.567]],
-            index=PAPER_TABLE_1.index, columns=_COLUMNS,
-        ),
-        "std": pd.DataFrame(
-            [[0.004, 0.129, 0.097, 0.000], [0.014, 0.073, 0.054, 0.000], [0.014, 0.050, 0.039, 0.092]],
-            index=PAPER_TABLE_1.index, columns=_COLUMNS,
-        ),
-    },
-    axis=1,
-)
 
 
 def exact_table(ranks: dict | None = None, n_items: int = TOY_N_ITEMS) -> pd.DataFrame:

@@ -6,7 +6,6 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import pandas as pd
 import pytest
 
 from itemsampling import plotting
@@ -39,8 +38,10 @@ def test_new_figure_sizes_and_palette():
         plotting.new_figure(width="wide")
 
 
-def test_save_table_and_bad_names(tmp_path):
-    path = plotting.save_table(pd.DataFrame({"x": [1.5]}), "nb", "t", root=tmp_path)
-    assert path == tmp_path / "results" / "tables" / "nb" / "t.csv" and path.read_text() == "x\n1.5\n"
+def test_show_figure_saves_closes_and_returns_nothing(tmp_path):
+    fig = _figure()
+    assert plotting.show_figure(fig, "nb", "shown", {"a": 1}, root=tmp_path) is None
+    assert (tmp_path / "figures" / "nb" / "shown.pdf").exists()
+    assert not matplotlib.pyplot.fignum_exists(fig.number)
     with pytest.raises(ValueError, match="name"):
-        plotting.save_table(pd.DataFrame(), "nb", "a/b", root=tmp_path)
+        plotting.show_figure(_figure(), "nb", "a/b", root=tmp_path)

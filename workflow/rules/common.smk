@@ -1,24 +1,38 @@
-# Helpers shared by the workflow files: which (dataset, model) pairs exist, file names, and the
-# package modules each step depends on (so that a code change reruns what it affects).
+# Helpers shared by the workflow files. Everything about the notebooks comes from one list,
+# workflow/notebooks.yaml; the protocols from the package (itemsampling.ranks.PROTOCOLS).
 import json
 import os
 import sys
 from pathlib import Path
+
+import yaml
+
+from itemsampling.commands.study import load_study
+from itemsampling.ranks import PROTOCOLS
+from itemsampling.studies.tables import ranks_path, table_path
 
 #: the repository root (where the Snakefile lives); sources are read from here, outputs are
 #: written relative to the working directory (the same folder unless --directory is given)
 ROOT = Path(workflow.basedir)
 #: every rule runs in this environment when --software-deployment-method conda is given
 ENV = str(ROOT / "environment.yml")
-PROTOCOLS = ("unseen", "all")
+#: the notebooks, their studies, tables and figures
+NOTEBOOKS = yaml.safe_load((ROOT / "workflow" / "notebooks.yaml").read_text())
 
 # Shell commands (itemsampling, papermill, jupyter) come from the environment that runs
 # Snakemake, even when it is not activated (e.g. `.venv/bin/snakemake`); a conda environment
 # given by --software-deployment-method conda is still put in front of this.
 os.environ.update(PATH=os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]))
-NB_DATA = "00_data_and_models"
-NB_SAMPLED = "01_sampled_metrics"
-NOTEBOOKS = (NB_DATA, NB_SAMPLED)
+
+_PACKAGE_DIR = ROOT / "src" / "itemsampling"
+#: the whole package: a study or a notebook reruns when any of it changes
+PACKAGE = sorted(str(p) for p in _PACKAGE_DIR.rglob("*") if p.suffix in (".py", ".csv"))
+#: the code that determines the global ranks (data, models, ranking, the train command)
+RANKS_CODE = sorted(
+    str(p) for p in PACKAGE
+    if Path(p).relative_to(_PACKAGE_DIR).parts[0] in ("data", "models", "ranks.py", "_validation.py")
+    or p.endswith(os.path.join("commands", "train.py"))
+)
 
 
 def check_config(cfg):
@@ -30,14 +44,27 @@ def check_config(cfg):
                 f"config train.{dataset} names models {unknown} that are not in `models` "
                 f"(known: {sorted(cfg['models'])})"
             )
-    study = cfg["sampled_metrics"]
-    trained = cfg["train"].get(study["dataset"], [])
-    missing = sorted(set(study["recommenders"].values()) - set(trained))
-    if missing:
-        raise ValueError(
-            f"config sampled_metrics.recommenders uses models {missing} that are not trained on "
-            f"sampled_metrics.dataset={study['dataset']!r}; add them to train.{study['dataset']}"
-        )
+    for notebook in NOTEBOOKS:
+        for chunk in study(notebook).chunks(study_config(notebook)):
+            if chunk["model"] not in cfg["train"].get(chunk["dataset"], []):
+                raise ValueError(
+                    f"notebook {notebook} needs the ranks of model {chunk['model']!r} on dataset "
+                    f"{chunk['dataset']!r}; add it to train.{chunk['dataset']}"
+                )
+
+
+def study(notebook):
+    """The study module (itemsampling.studies.<study>) of a notebook."""
+    return load_study(NOTEBOOKS[notebook]["study"])
+
+
+def study_config(notebook):
+    """The parameters of a notebook's study (and of the notebook), from the config."""
+    return study(notebook).study_config(config)
+
+
+def study_config_json(notebook):
+    return json.dumps(study_config(notebook), sort_keys=True)
 
 
 check_config(config)
@@ -46,28 +73,20 @@ DATASETS = sorted(config["train"])
 PAIRS = sorted((d, m) for d, models in config["train"].items() for m in models)
 
 
-def package_sources(*modules):
-    """Paths of itemsampling modules (``"metrics"``, ``"data/"`` for a subpackage) that exist."""
-    base = ROOT / "src" / "itemsampling"
-    paths = []
-    for module in ("__init__", *modules):
-        if module.endswith("/"):
-            paths.extend(sorted(str(p) for p in (base / module).rglob("*.py")))
-        elif (base / f"{module}.py").exists():
-            paths.append(str(base / f"{module}.py"))
-    return paths
-
-
 def notebook_source(name):
     return str(ROOT / "notebooks" / f"{name}.ipynb")
 
 
 def ranks_file(dataset, model, protocol):
-    return f"results/ranks/{dataset}/{model}/{protocol}.parquet"
+    return str(ranks_path(dataset, model, protocol))
 
 
 def train_info(dataset, model):
     return f"results/ranks/{dataset}/{model}/train.json"
+
+
+def table(notebook, name):
+    return str(table_path(notebook, name))
 
 
 def set_options(model):
@@ -80,45 +99,35 @@ def set_options(model):
     return " ".join(f"--set {key}={text(value)}" for key, value in sorted(params.items()))
 
 
-def table(notebook, name):
-    return f"results/tables/{notebook}/{name}.csv"
+def chunk_files(notebook):
+    """The run files of a notebook's study: one per chunk (dataset, model, protocol)."""
+    return [f"results/runs/{notebook}/{c['dataset']}/{c['model']}/{c['protocol']}.parquet"
+            for c in study(notebook).chunks(study_config(notebook))]
 
 
-#: figure kinds of notebook 00; each is drawn once per dataset as ``<kind>_<dataset>``
-DATA_FIGURE_KINDS = ("metrics_at_k", "rank_distribution")
+def notebook_tables(notebook):
+    return [table(notebook, name) for name in NOTEBOOKS[notebook]["tables"]]
 
 
-def data_figures():
-    """(figure name, caption name) of notebook 00: one figure of each kind per dataset."""
-    return [(f"{kind}_{d}", kind) for d in DATASETS for kind in DATA_FIGURE_KINDS]
+def figures(notebook):
+    """(file stem, caption name) of every figure of a notebook."""
+    out = []
+    for figure in NOTEBOOKS[notebook]["figures"]:
+        if figure.get("per") == "dataset":
+            out.extend((f"{figure['name']}_{d}", figure["name"]) for d in study_config(notebook)["datasets"])
+        else:
+            out.append((figure["name"], figure["name"]))
+    return out
 
 
-SAMPLED_FIGURE_NAMES = (
-    "fig1_metric_vs_rank",
-    "fig2_toy_expected_vs_sample_size",
-    "fig3_expected_vs_true_rank",
-    "fig4_corrected_ap",
-    "fig5_rank_distributions",
-    "fig6_expected_recall_vs_sample_size",
-)
+def figure_pdfs(notebook):
+    return [f"figures/{notebook}/{name}.pdf" for name, _ in figures(notebook)]
 
 
-def sampled_figures():
-    """(figure name, caption name) of notebook 01."""
-    return [(name, name) for name in SAMPLED_FIGURE_NAMES]
-SAMPLED_RULE_TABLES = ("table3_runs", "table3", "table4", "fig6_expected_recall")
-SAMPLED_NOTEBOOK_TABLES = ("table1_toy_exact", "table2_toy_sampled")
-DATA_NOTEBOOK_TABLES = ("training", "training_times", "exact_metrics")
-
-
-def figure_pdfs(notebook, figures):
-    return [f"figures/{notebook}/{name}.pdf" for name, _ in figures]
-
-
-def report_figures(notebook, figures):
+def report_figures(notebook):
     """PNG outputs wrapped for `snakemake --report`, each with its caption file."""
     out = []
-    for name, caption in figures:
+    for name, caption in figures(notebook):
         subcategory = name.removeprefix(f"{caption}_") if caption != name else None
         caption_file = ROOT / "workflow" / "report" / notebook / f"{caption}.rst"
         png = f"figures/{notebook}/{name}.png"
@@ -128,45 +137,11 @@ def report_figures(notebook, figures):
 
 def notebook_parameters(notebook):
     """Papermill parameters of a notebook, as a JSON string (JSON is valid YAML)."""
-    common = {"seed": config["seed"], "root": "."}
-    if notebook == NB_DATA:
-        params = {
-            "datasets": config["train"],
-            "protocols": config["data_and_models"]["protocols"],
-            "max_k": config["data_and_models"]["max_k"],
-        }
-    else:
-        params = dict(config["sampled_metrics"])
-    return json.dumps({**common, **params}, sort_keys=True)
+    return json.dumps({**study_config(notebook), "seed": config["seed"]}, sort_keys=True)
 
 
 def all_targets():
     targets = [f"results/notebooks/{nb}.{ext}" for nb in NOTEBOOKS for ext in ("ipynb", "html")]
-    targets += [table(NB_DATA, "datasets")]
-    targets += [table(NB_SAMPLED, name) for name in SAMPLED_RULE_TABLES]
+    targets += [table("00_data_and_models", "datasets")]
+    targets += [t for nb in NOTEBOOKS for t in notebook_tables(nb)]
     return targets
-
-
-def sampled_metrics_ranks(wildcards):
-    """Global ranks of each recommender of the K&R study, keyed by its label (X, Y, Z)."""
-    study = config["sampled_metrics"]
-    return {
-        label: ranks_file(study["dataset"], model, study["protocol"])
-        for label, model in study["recommenders"].items()
-    }
-
-
-def sampled_metrics_ranks_option(wildcards, input):
-    """``LABEL=PATH ...`` for ``--ranks`` of ``python -m itemsampling.experiments_krichene``."""
-    labels = config["sampled_metrics"]["recommenders"]
-    return " ".join(f"{label}={input[label]}" for label in labels)
-
-
-def data_notebook_inputs(wildcards):
-    """Everything notebook 00 reads: the dataset table, ranks of both protocols, train.json."""
-    protocols = config["data_and_models"]["protocols"]
-    return {
-        "datasets": table(NB_DATA, "datasets"),
-        "ranks": [ranks_file(d, m, p) for d, m in PAIRS for p in protocols],
-        "info": [train_info(d, m) for d, m in PAIRS],
-    }

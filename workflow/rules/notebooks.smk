@@ -1,66 +1,35 @@
 # Notebooks: execute each with papermill (parameters from the config), then an HTML copy.
-# A notebook rule lists the notebook, every file it reads and the package modules it imports,
-# so that editing any of them reruns it; it only reads tables and ranks and plots.
+# A notebook only reads its study's tables and draws figures, so a change of colour reruns no
+# model and no simulation. The rules are made from the list in workflow/notebooks.yaml.
 
+for _notebook in NOTEBOOKS:
 
-rule notebook_data_and_models:
-    input:
-        unpack(data_notebook_inputs),
-        notebook=notebook_source(NB_DATA),
-        source=package_sources("plotting", "experiments_krichene", "metrics"),
-    output:
-        notebook=f"results/notebooks/{NB_DATA}.ipynb",
-        tables=[table(NB_DATA, name) for name in DATA_NOTEBOOK_TABLES],
-        pdf=figure_pdfs(NB_DATA, data_figures()),
-        png=report_figures(NB_DATA, data_figures()),
-    log:
-        f"results/logs/notebooks/{NB_DATA}.log",
-    params:
-        parameters=notebook_parameters(NB_DATA),
-    conda:
-        ENV
-    resources:
-        mem_mb=4000,
-        runtime=30,
-    shell:
-        "env OMP_NUM_THREADS={threads} OPENBLAS_NUM_THREADS={threads} MKL_NUM_THREADS={threads} "
-        "papermill {input.notebook:q} {output.notebook} --kernel python3 --cwd . "
-        "--parameters_yaml {params.parameters:q} > {log} 2>&1"
-
-
-rule notebook_sampled_metrics:
-    input:
-        unpack(sampled_metrics_ranks),
-        tables=[table(NB_SAMPLED, name) for name in SAMPLED_RULE_TABLES],
-        notebook=notebook_source(NB_SAMPLED),
-        source=package_sources(
-            "plotting",
-            "experiments_krichene",
-            "metrics",
-            "kernels",
-            "simulation",
-            "toy",
-            "corrections",
-            "estimate",
-        ),
-    output:
-        notebook=f"results/notebooks/{NB_SAMPLED}.ipynb",
-        tables=[table(NB_SAMPLED, name) for name in SAMPLED_NOTEBOOK_TABLES],
-        pdf=figure_pdfs(NB_SAMPLED, sampled_figures()),
-        png=report_figures(NB_SAMPLED, sampled_figures()),
-    log:
-        f"results/logs/notebooks/{NB_SAMPLED}.log",
-    params:
-        parameters=notebook_parameters(NB_SAMPLED),
-    conda:
-        ENV
-    resources:
-        mem_mb=4000,
-        runtime=30,
-    shell:
-        "env OMP_NUM_THREADS={threads} OPENBLAS_NUM_THREADS={threads} MKL_NUM_THREADS={threads} "
-        "papermill {input.notebook:q} {output.notebook} --kernel python3 --cwd . "
-        "--parameters_yaml {params.parameters:q} > {log} 2>&1"
+    rule:
+        name:
+            f"notebook_{_notebook}"
+        input:
+            tables=notebook_tables(_notebook),
+            extra=[table("00_data_and_models", "datasets")] if _notebook == "00_data_and_models" else [],
+            notebook=notebook_source(_notebook),
+            source=PACKAGE,
+        output:
+            notebook=f"results/notebooks/{_notebook}.ipynb",
+            pdf=figure_pdfs(_notebook),
+            png=report_figures(_notebook),
+        log:
+            f"results/logs/notebooks/{_notebook}.log",
+        params:
+            parameters=notebook_parameters(_notebook),
+        threads: 1
+        conda:
+            ENV
+        resources:
+            mem_mb=4000,
+            runtime=30,
+        shell:
+            "env OMP_NUM_THREADS={threads} OPENBLAS_NUM_THREADS={threads} MKL_NUM_THREADS={threads} "
+            "papermill {input.notebook:q} {output.notebook} --kernel python3 --cwd . "
+            "--parameters_yaml {params.parameters:q} --no-progress-bar > {log} 2>&1"
 
 
 rule notebook_html:

@@ -1,0 +1,109 @@
+"""``itemsampling study``: compute one study's runs and tables (used by the workflow).
+
+    itemsampling study chunk  --study sampled_metrics --config JSON --seed S \\
+        --dataset D --model M --protocol P --output results/runs/01_sampled_metrics/D/M/P.parquet
+    itemsampling study tables --study sampled_metrics --config JSON --seed S \\
+        --runs RUN.parquet ... --tables NAME ... --out-dir results/tables/01_sampled_metrics
+
+A study is a module of :mod:`itemsampling.studies` with ``study_config``, ``chunks``,
+``chunk_table`` (when it has chunks), ``inputs`` and ``study_tables``. ``--config`` is the
+study's parameters as JSON (what ``study_config`` returns for the workflow configuration).
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+from pathlib import Path
+
+import pandas as pd
+
+from .._validation import check_seed
+from ..studies.engine import LABELS
+from ..studies.tables import write_table
+
+__all__ = ["load_study", "register"]
+
+
+def load_study(name: str):
+    """The study module ``itemsampling.studies.<name>``."""
+    if not isinstance(name, str) or not name.isidentifier():
+        raise ValueError(f"a study is named by a module of itemsampling.studies, got {name!r}")
+    try:
+        module = importlib.import_module(f"itemsampling.studies.{name}")
+    except ModuleNotFoundError:
+        raise ValueError(f"unknown study {name!r}: there is no module itemsampling.studies.{name}") from None
+    missing = [f for f in ("study_config", "chunks", "inputs", "study_tables") if not hasattr(module, f)]
+    if missing:
+        raise ValueError(f"itemsampling.studies.{name} is not a study (it lacks {', '.join(missing)})")
+    return module
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser("study", help="compute the runs and tables of one study",
+                                   description=__doc__.split("\n\n")[0])
+    steps = parser.add_subparsers(dest="step", required=True, metavar="STEP")
+    for step, help_text in (("chunk", "repeated sampling and estimation on one ranks file"),
+                            ("tables", "every table of the study, from its chunks and ranks")):
+        sub = steps.add_parser(step, help=help_text, description=help_text)
+        sub.add_argument("--study", required=True, help="module of itemsampling.studies, e.g. sampled_metrics")
+        sub.add_argument("--config", required=True, help="the study's parameters as JSON")
+        sub.add_argument("--seed", type=int, required=True, help="study seed (integer >= 0)")
+        sub.add_argument("--root", type=Path, default=Path("."), help="folder that holds results/ (default .)")
+        if step == "chunk":
+            for label in LABELS:
+                sub.add_argument(f"--{label}", required=True)
+            sub.add_argument("--output", type=Path, required=True,
+                             help="parquet file of the runs (overwritten if it exists)")
+            sub.set_defaults(func=_chunk)
+        else:
+            sub.add_argument("--runs", type=Path, nargs="*", default=[], help="the chunks' parquet files")
+            sub.add_argument("--tables", nargs="+", required=True,
+                             help="names of the tables the study must write (checked)")
+            sub.add_argument("--out-dir", type=Path, required=True,
+                             help="folder of the CSV tables (existing tables are overwritten)")
+            sub.set_defaults(func=_tables)
+
+
+def _config(args) -> dict:
+    try:
+        config = json.loads(args.config)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"--config is not valid JSON: {exc}") from None
+    if not isinstance(config, dict):
+        raise ValueError("--config must be a JSON object of the study's parameters")
+    if check_seed(args.seed) is None:
+        raise ValueError("--seed must be an integer >= 0")
+    return config
+
+
+def _chunk(args) -> int:
+    study, config = load_study(args.study), _config(args)
+    labels = {label: getattr(args, label) for label in LABELS}
+    if labels not in study.chunks(config):
+        raise ValueError(f"{labels} is not a chunk of study {args.study!r}; its chunks: {study.chunks(config)}")
+    if not args.output.parent.is_dir():
+        raise ValueError(f"the folder of --output, {args.output.parent}, does not exist")
+    from ..studies.tables import read_ranks
+
+    ranks = read_ranks(labels["dataset"], labels["model"], labels["protocol"], args.root)
+    table = study.chunk_table(config, args.seed, labels, ranks)
+    tmp = args.output.with_name(f".{args.output.name}.tmp")
+    table.to_parquet(tmp, engine="pyarrow", index=False)
+    tmp.replace(args.output)
+    return 0
+
+
+def _tables(args) -> int:
+    study, config = load_study(args.study), _config(args)
+    if args.out_dir.exists() and not args.out_dir.is_dir():
+        raise ValueError(f"--out-dir {args.out_dir} is a file, not a folder")
+    runs = pd.concat([pd.read_parquet(p, engine="pyarrow") for p in args.runs], ignore_index=True) if args.runs else None
+    tables = study.study_tables(config, args.seed, runs, args.root)
+    expected, made = set(args.tables), set(tables)
+    if expected != made:
+        raise ValueError(f"study {args.study!r} makes the tables {sorted(made)}, but the workflow lists "
+                         f"{sorted(expected)}: update workflow/notebooks.yaml")
+    for name in args.tables:
+        write_table(tables[name], args.out_dir / f"{name}.csv")
+    return 0

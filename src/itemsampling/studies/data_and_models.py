@@ -1,0 +1,87 @@
+"""Notebook 00: the datasets, how every model was trained, and its exact metrics.
+
+Tables (from the ``train.json`` and global ranks that ``itemsampling train`` writes):
+
+* ``training``: dataset, model, model class, hyperparameters (JSON), seed;
+* ``training_times``: fit and rank wall times (the only numbers that differ between reruns);
+* ``exact_metrics``: Recall, NDCG and AP at K = 1..``max_k`` of every (dataset, model,
+  protocol) — the targets every sampled estimate tries to recover;
+* ``rank_histogram``: the fraction of test users whose held-out item has its global rank in
+  each of about 25 logarithmic buckets (as in Krichene & Rendle's Fig. 5).
+
+``datasets`` (the dataset summary) is written by ``itemsampling data stats``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..metrics import global_metrics
+from .tables import ranks_path, read_ranks
+
+__all__ = ["METRICS", "TABLES", "inputs", "study_config", "study_tables"]
+
+METRICS = ("recall", "ndcg", "ap")
+TABLES = ("training", "training_times", "exact_metrics", "rank_histogram")
+
+
+def study_config(config: Mapping) -> dict:
+    """The parameters of this study: ``datasets`` (dataset -> models), ``protocols``, ``max_k``."""
+    return {"datasets": {d: list(m) for d, m in config["train"].items()}, **config["data_and_models"]}
+
+
+def inputs(config: Mapping) -> list[str]:
+    """Files the tables are computed from: each model's ``train.json`` and ranks."""
+    out = []
+    for dataset, models in config["datasets"].items():
+        for model in models:
+            out.append(str(ranks_path(dataset, model, "unseen").with_name("train.json")))
+            out.extend(str(ranks_path(dataset, model, p)) for p in config["protocols"])
+    return out
+
+
+def chunks(config: Mapping) -> list[dict]:
+    """This study has no repeated sampling."""
+    return []
+
+
+def study_tables(config: Mapping, seed: int, runs: pd.DataFrame | None, root: str | Path = ".") -> dict[str, pd.DataFrame]:
+    """All tables of notebook 00 (see the module docstring)."""
+    rows, exact, histograms = [], [], []
+    for dataset, models in config["datasets"].items():
+        for model in models:
+            info = json.loads(ranks_path(dataset, model, "unseen", root).with_name("train.json").read_text())
+            rows.append({
+                "dataset": dataset, "model": model, "class": info.get("model_class", ""),
+                "hyperparameters": json.dumps(info.get("hyperparameters", {}), sort_keys=True),
+                "seed": info.get("seed"), "fit_seconds": info.get("fit_seconds"),
+                "rank_seconds": info.get("rank_seconds"),
+            })
+            for protocol in config["protocols"]:
+                ranks = read_ranks(dataset, model, protocol, root)
+                R, N = ranks["rank"].to_numpy(), ranks["n_candidates"].to_numpy()
+                table = global_metrics(R, N, METRICS, range(1, config["max_k"] + 1))
+                exact.append(table.assign(dataset=dataset, model=model, protocol=protocol))
+                histograms.append(_histogram(R, N).assign(dataset=dataset, model=model, protocol=protocol))
+    training = pd.DataFrame(rows)
+    times = ["fit_seconds", "rank_seconds"]
+    keys = ["dataset", "model", "protocol"]
+    exact = pd.concat(exact, ignore_index=True)
+    histogram = pd.concat(histograms, ignore_index=True)
+    return {
+        "training": training.drop(columns=times),
+        "training_times": training[["dataset", "model", *times]],
+        "exact_metrics": exact[[*keys, *[c for c in exact.columns if c not in keys]]],
+        "rank_histogram": histogram[[*keys, *[c for c in histogram.columns if c not in keys]]],
+    }
+
+
+def _histogram(R: np.ndarray, N: np.ndarray, buckets: int = 25) -> pd.DataFrame:
+    edges = np.unique(np.geomspace(1, int(N.max()) + 1, buckets).astype(int))
+    counts, _ = np.histogram(R, bins=edges)
+    return pd.DataFrame({"rank_from": edges[:-1], "rank_to": edges[1:], "fraction": counts / counts.sum()})

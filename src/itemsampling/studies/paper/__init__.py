@@ -1,0 +1,34 @@
+"""Numbers printed in the papers, kept as small CSV files next to this module.
+
+Each file is one table of one paper in long form, with a ``source`` column that names the
+paper (authors, title, venue, DOI) and the table. They are read only to compare our results
+with the papers; nothing is ever tuned to them.
+
+========================================= ===========================================================
+``krichene2020kdd_table1``                 toy example, exact metrics (recommender, metric, k, paper)
+``krichene2020kdd_table2``                 toy example, sampled metrics (paper_mean, paper_std)
+``krichene2020kdd_table3``                 ml-1m, exact / sampled / corrected metrics (paper_percent)
+``krichene2020kdd_table4``                 ml-1m, correct orderings of pairs out of 100 runs (paper_agree)
+========================================= ===========================================================
+"""
+
+from __future__ import annotations
+
+from importlib.resources import files
+
+import pandas as pd
+
+__all__ = ["PAPER_TABLES", "paper_table"]
+
+PAPER_TABLES = tuple(sorted(p.name.removesuffix(".csv") for p in files(__name__).iterdir()
+                            if p.name.endswith(".csv")))
+
+
+def paper_table(name: str) -> pd.DataFrame:
+    """One paper table of :data:`PAPER_TABLES` (cut-offs ``k`` as nullable integers)."""
+    if name not in PAPER_TABLES:
+        raise ValueError(f"unknown paper table {name!r}; available: {', '.join(PAPER_TABLES)}")
+    frame = pd.read_csv(files(__name__).joinpath(f"{name}.csv"))
+    if "k" in frame.columns:
+        frame["k"] = frame["k"].astype("Int64")
+    return frame

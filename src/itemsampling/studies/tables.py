@@ -1,0 +1,97 @@
+"""The one reader and writer of the study's files: ranks and result tables.
+
+Paths are relative to the repository root (``root``): the global ranks of a (dataset, model,
+protocol) are ``results/ranks/<dataset>/<model>/<protocol>.parquet`` and a study table is
+``results/tables/<notebook>/<name>.csv``. Tables are written so that their bytes depend only on
+their content (10 significant digits, ``\\n`` line ends, no index) and atomically (a temporary
+file renamed into place), so an interrupted run never leaves half a table. A missing input is
+reported with the ``snakemake`` command that makes it.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+import pandas as pd
+
+from ..ranks import read_ranks as _read_ranks_file
+
+__all__ = ["FLOAT_FORMAT", "find_root", "ranks_path", "read_ranks", "read_table", "table_path", "write_table"]
+
+#: floats in tables: 10 significant digits (the last bits of a sum differ between BLAS builds
+#: and thread counts; ten digits keep the tables byte-identical across machines)
+FLOAT_FORMAT = "%.10g"
+
+
+def find_root(start: str | Path = ".") -> Path:
+    """The repository root: the first of ``start`` and its parents that holds a ``Snakefile``.
+
+    Notebooks call it so that they read and write the same files whether they are run by the
+    workflow (from the root) or opened in JupyterLab (from ``notebooks/``).
+    """
+    here = Path(start).resolve()
+    for folder in (here, *here.parents):
+        if (folder / "Snakefile").is_file():
+            return folder
+    raise FileNotFoundError(f"no Snakefile in {here} or any folder above it: run this from the repository")
+
+
+def ranks_path(dataset: str, model: str, protocol: str, root: str | Path = ".") -> Path:
+    """``results/ranks/<dataset>/<model>/<protocol>.parquet`` under ``root``."""
+    return Path(root) / "results" / "ranks" / dataset / model / f"{protocol}.parquet"
+
+
+def table_path(notebook: str, name: str, root: str | Path = ".") -> Path:
+    """``results/tables/<notebook>/<name>.csv`` under ``root``."""
+    for label, value in (("notebook", notebook), ("name", name)):
+        if not isinstance(value, str) or not value or "/" in value:
+            raise ValueError(f"{label} must be a non-empty file name without '/', got {value!r}")
+    return Path(root) / "results" / "tables" / notebook / f"{name}.csv"
+
+
+def _missing(path: Path, root: str | Path) -> FileNotFoundError:
+    try:
+        target = path.resolve().relative_to(Path(root).resolve())
+    except ValueError:
+        target = path
+    return FileNotFoundError(f"{target} does not exist; make it with `snakemake --cores 2 {target}` "
+                             "in the repository root (see README, 'The study')")
+
+
+def read_ranks(dataset: str, model: str, protocol: str, root: str | Path = ".") -> pd.DataFrame:
+    """Global ranks of one (dataset, model, protocol), sorted by user.
+
+    Columns ``user``, ``item``, ``rank`` (R_u, 1-based) and ``n_candidates`` (N_u).
+    """
+    path = ranks_path(dataset, model, protocol, root)
+    if not path.is_file():
+        raise _missing(path, root)
+    return _read_ranks_file(path)
+
+
+def read_table(notebook: str, name: str, root: str | Path = ".") -> pd.DataFrame:
+    """A study table (cut-offs ``k`` as nullable integers)."""
+    path = table_path(notebook, name, root)
+    if not path.is_file():
+        raise _missing(path, root)
+    frame = pd.read_csv(path)
+    if "k" in frame.columns:
+        frame["k"] = frame["k"].astype("Int64")
+    return frame
+
+
+def write_table(frame: pd.DataFrame, path: str | Path) -> Path:
+    """Write ``frame`` as CSV at ``path``, deterministically and atomically."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", newline="") as fh:
+            frame.to_csv(fh, index=False, float_format=FLOAT_FORMAT, lineterminator="\n")
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path

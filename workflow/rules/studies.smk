@@ -1,0 +1,63 @@
+# Studies: repeated sampling and estimation in chunks (one per ranks file, so Snakemake runs
+# them in parallel on cores or a cluster), then every table of a notebook from its chunks.
+# The rules of each notebook are made from the list in workflow/notebooks.yaml (their outputs
+# differ from notebook to notebook, which a single wildcard rule cannot declare).
+# BLAS gets one thread per job: the many small factorizations of the estimators are several
+# times slower when BLAS threads compete for the cores.
+
+
+rule study_chunk:
+    input:
+        ranks=lambda w: ancient(ranks_file(w.dataset, w.model, w.protocol)),
+        source=PACKAGE,
+    output:
+        "results/runs/{notebook}/{dataset}/{model}/{protocol}.parquet",
+    log:
+        "results/logs/studies/{notebook}/{dataset}_{model}_{protocol}.log",
+    params:
+        study=lambda w: NOTEBOOKS[w.notebook]["study"],
+        config=lambda w: study_config_json(w.notebook),
+        seed=config["seed"],
+    threads: 1
+    conda:
+        ENV
+    resources:
+        mem_mb=4000,
+        runtime=120,
+    shell:
+        "env OMP_NUM_THREADS={threads} OPENBLAS_NUM_THREADS={threads} MKL_NUM_THREADS={threads} "
+        "itemsampling study chunk --study {params.study} --config {params.config:q} --seed {params.seed} "
+        "--dataset {wildcards.dataset} --model {wildcards.model} --protocol {wildcards.protocol} "
+        "--output {output} > {log} 2>&1"
+
+
+for _notebook, _spec in NOTEBOOKS.items():
+
+    rule:
+        name:
+            f"tables_{_notebook}"
+        input:
+            runs=chunk_files(_notebook),
+            inputs=[ancient(path) for path in study(_notebook).inputs(study_config(_notebook))],
+            source=PACKAGE,
+        output:
+            notebook_tables(_notebook),
+        log:
+            f"results/logs/studies/{_notebook}/tables.log",
+        params:
+            study=_spec["study"],
+            config=study_config_json(_notebook),
+            seed=config["seed"],
+            tables=" ".join(_spec["tables"]),
+            out_dir=f"results/tables/{_notebook}",
+        threads: 1
+        conda:
+            ENV
+        resources:
+            mem_mb=4000,
+            runtime=60,
+        shell:
+            "env OMP_NUM_THREADS={threads} OPENBLAS_NUM_THREADS={threads} MKL_NUM_THREADS={threads} "
+            "itemsampling study tables --study {params.study} --config {params.config:q} "
+            "--seed {params.seed} --runs {input.runs} --tables {params.tables} "
+            "--out-dir {params.out_dir} > {log} 2>&1"
