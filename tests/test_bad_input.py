@@ -1,0 +1,41 @@
+"""The bad-input contract of the public functions and of the command line, in one place.
+
+Every row of a table is one bad call and a fragment of the message it must give. Functions
+raise ``ValueError``; commands exit with status 2 and print one line
+``itemsampling <command>: error: <message>`` to standard error, without a traceback.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import itemsampling as its
+
+
+def case(id: str, func, *args, message: str, **kwargs):
+    """One row: ``func(*args, **kwargs)`` raises a ValueError whose message contains ``message``."""
+    return pytest.param(func, args, kwargs, message, id=id)
+
+
+FUNCTION_CASES = [
+    # metric_weights
+    case("metric_weights/float-cutoff", its.metric_weights, "ndcg", 10.0, 100,
+         message="cut-offs k must be positive integers or None (no cut-off), got 10.0"),
+    # global_metrics
+    case("global_metrics/float-cutoff", its.global_metrics, [1, 2, 3], 10, ks=10.0,
+         message="cut-offs k must be positive integers or None (no cut-off), got 10.0"),
+    case("global_metrics/float-cutoff-in-list", its.global_metrics, [1, 2, 3], 10, ks=[5, 10.0],
+         message="cut-offs k must be positive integers or None (no cut-off), got 10.0"),
+    case("global_metrics/per-user-n-too-short", its.global_metrics, [1, 2, 3], np.array([10, 10]),
+         message="n_items has 2 per-user entries but global_ranks has 3 ranks"),
+    case("global_metrics/per-user-n-of-one", its.global_metrics, [1, 2, 3], np.array([10]),
+         message="n_items has 1 per-user entries but global_ranks has 3 ranks"),
+]
+
+
+@pytest.mark.parametrize(("func", "args", "kwargs", "message"), FUNCTION_CASES)
+def test_function_rejects_bad_input(func, args, kwargs, message):
+    with pytest.raises(ValueError) as info:
+        func(*args, **kwargs)
+    assert message in str(info.value)
