@@ -12,6 +12,8 @@ import pytest
 
 import itemsampling as its
 
+INT64_OVERFLOW = 2**63 + 5  # a uint64 rank that int64 cannot hold
+
 
 def case(id: str, func, *args, message: str, **kwargs):
     """One row: ``func(*args, **kwargs)`` raises a ValueError whose message contains ``message``."""
@@ -31,6 +33,8 @@ FUNCTION_CASES = [
          message="n_items has 2 per-user entries but global_ranks has 3 ranks"),
     case("global_metrics/per-user-n-of-one", its.global_metrics, [1, 2, 3], np.array([10]),
          message="n_items has 1 per-user entries but global_ranks has 3 ranks"),
+    case("global_metrics/uint64-overflow", its.global_metrics,
+         np.array([1, INT64_OVERFLOW], dtype=np.uint64), 10, message=f"found {INT64_OVERFLOW} at position 1"),
 ]
 
 
