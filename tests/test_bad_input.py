@@ -35,6 +35,9 @@ FUNCTION_CASES = [
          message="n_items has 1 per-user entries but global_ranks has 3 ranks"),
     case("global_metrics/uint64-overflow", its.global_metrics,
          np.array([1, INT64_OVERFLOW], dtype=np.uint64), 10, message=f"found {INT64_OVERFLOW} at position 1"),
+    # estimate
+    case("estimate/kernel-too-large", its.estimate, [1, 2], 10**7, 1000, "bv",
+         message="use a smaller sample size n or fewer items N"),
 ]
 
 
