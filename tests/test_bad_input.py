@@ -11,6 +11,8 @@ import numpy as np
 import pytest
 
 import itemsampling as its
+from itemsampling import corrections, kernels
+from itemsampling.metrics import metric_weights
 
 INT64_OVERFLOW = 2**63 + 5  # a uint64 rank that int64 cannot hold
 
@@ -46,3 +48,14 @@ def test_function_rejects_bad_input(func, args, kwargs, message):
     with pytest.raises(ValueError) as info:
         func(*args, **kwargs)
     assert message in str(info.value)
+
+
+def test_cls_refuses_a_problem_larger_than_the_memory_limit(monkeypatch):
+    """The kernel alone fits under the limit, but cls holds four N x n arrays at its peak."""
+    n_items, sample_size = 1000, 100
+    monkeypatch.setattr(kernels, "MAX_KERNEL_BYTES", 2 * n_items * sample_size * 8)
+    weights = metric_weights("recall", 10, n_items)[:10]
+    with pytest.raises(ValueError, match=r"cls would need about .* GiB \(4 arrays of N x n = 1000 x 100"):
+        corrections.cls(weights, n_items, sample_size)
+    with pytest.raises(ValueError, match=r"raise itemsampling\.kernels\.MAX_KERNEL_BYTES"):
+        its.estimate([1, 2], n_items, sample_size, "cls", ks=[10])
