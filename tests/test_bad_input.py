@@ -12,6 +12,7 @@ import pytest
 
 import itemsampling as its
 from itemsampling import corrections, kernels
+from itemsampling.cli import main
 from itemsampling.metrics import metric_weights
 
 INT64_OVERFLOW = 2**63 + 5  # a uint64 rank that int64 cannot hold
@@ -59,3 +60,29 @@ def test_cls_refuses_a_problem_larger_than_the_memory_limit(monkeypatch):
         corrections.cls(weights, n_items, sample_size)
     with pytest.raises(ValueError, match=r"raise itemsampling\.kernels\.MAX_KERNEL_BYTES"):
         its.estimate([1, 2], n_items, sample_size, "cls", ks=[10])
+
+
+# ----------------------------------------------------------------------------- command line
+
+#: ``{ranks}`` is a valid ranks CSV, ``{blank_line}`` one with a blank third line
+COMMAND_CASES = [
+    pytest.param(["estimate", "{blank_line}", "--n-items", "100", "--sample-size", "10"],
+                 "has a blank line at line 3", id="estimate/blank-line"),
+]
+
+
+@pytest.fixture
+def paths(tmp_path):
+    """The placeholders of :data:`COMMAND_CASES`, as files and folders in ``tmp_path``."""
+    (tmp_path / "ranks.csv").write_text("rank\n1\n3\n2\n")
+    (tmp_path / "blank.csv").write_text("rank\n1\n\n3\n")
+    return {"ranks": tmp_path / "ranks.csv", "blank_line": tmp_path / "blank.csv"}
+
+
+@pytest.mark.parametrize(("argv", "message"), COMMAND_CASES)
+def test_command_exits_with_one_error_line(argv, message, paths, capsys):
+    status = main([arg.format(**paths) for arg in argv])
+    captured = capsys.readouterr()
+    assert status == 2 and captured.out == ""
+    assert captured.err.startswith(f"itemsampling {argv[0]}: error: ") and captured.err.count("\n") == 1
+    assert message in captured.err

@@ -113,7 +113,7 @@ def test_reads_standard_input(ranks, monkeypatch, capsys):
         ("rank\n1\n0\n", [], "found 0"),
         ("rank\n1\n51\n", [], "must lie in 1..n"),
         ("rank\n1\n2.5\n", [], "whole numbers"),
-        ("rank\n1\n\n3\nx\n", [], "must be integers"),
+        ("rank\n1\n3\nx\n", [], "must be integers"),
         ("rank\n1\n", ["--metric", "hits"], "unknown metric 'hits'"),
         ("rank\n1\n", ["--method", "mle", "--gamma", "0.1"], "--gamma does not apply to --method mle"),
         ("rank\n1\n", ["--method", "bv", "--gamma", "-1"], "gamma must be"),

@@ -14,6 +14,7 @@ Use ``-`` to read the CSV from standard input. The result is a CSV table with th
 from __future__ import annotations
 
 import argparse
+import io
 import sys
 from pathlib import Path
 
@@ -80,11 +81,17 @@ def parse_ks(text: str) -> list[int]:
 
 
 def read_ranks(source: str) -> pd.DataFrame:
-    """Read the ranks CSV (``-`` for stdin) and check that it has a ``rank`` column."""
+    """Read the ranks CSV (``-`` for stdin) and check that it has a ``rank`` column.
+
+    Blank lines are errors rather than skipped: in a file with only a ``rank`` column a blank
+    line is a user whose rank is missing, and dropping it would bias every estimate.
+    """
     if source != "-" and not Path(source).is_file():
         raise FileNotFoundError(f"ranks file {source!r} does not exist")
+    text = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8-sig")
+    _check_no_blank_lines(text, source)
     try:
-        table = pd.read_csv(sys.stdin if source == "-" else source)
+        table = pd.read_csv(io.StringIO(text))
     except pd.errors.EmptyDataError:
         raise ValueError(f"ranks file {source!r} is empty; it needs a header line with a 'rank' column") from None
     if "rank" not in table.columns:
@@ -93,6 +100,19 @@ def read_ranks(source: str) -> pd.DataFrame:
             "it needs a column 'rank' with the 1-based sampled rank of each user's held-out item"
         )
     return table
+
+
+def _check_no_blank_lines(text: str, source: str) -> None:
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()  # after the line break that ends the last line (or in an empty file)
+    blank = [number for number, line in enumerate(lines, start=1) if not line.strip()]
+    if blank:
+        more = f" (and {len(blank) - 1} more)" if len(blank) > 1 else ""
+        raise ValueError(
+            f"ranks file {source!r} has a blank line at line {blank[0]}{more}; every line after the "
+            "header must hold one user's rank: fill in the missing rank or delete the line"
+        )
 
 
 def _sample_size(table: pd.DataFrame, given: int | None, method: str):
