@@ -7,6 +7,8 @@ raise ``ValueError``; commands exit with status 2 and print one line
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 
@@ -64,19 +66,46 @@ def test_cls_refuses_a_problem_larger_than_the_memory_limit(monkeypatch):
 
 # ----------------------------------------------------------------------------- command line
 
-#: ``{ranks}`` is a valid ranks CSV, ``{blank_line}`` one with a blank third line
+#: Placeholders (see :func:`paths`): ``{blank_line}`` a ranks CSV with a blank third line,
+#: ``{absent}`` a file that does not exist, ``{no_folder}`` a file in a folder that does not
+#: exist, ``{folder}`` an existing folder, ``{file}`` an existing file.
+#:
+#: Output paths are checked before anything is read or computed: the commands below name inputs
+#: that do not exist, so an error about those would mean that the output was checked too late.
+ESTIMATE_ABSENT = ["estimate", "{absent}", "--n-items", "100", "--sample-size", "10"]
+STATS = ["data", "stats", "--dataset", "no-such-dataset"]
+TRAIN = ["train", "--dataset", "no-such-dataset", "--model", "no-such-model"]
+RANKS = ["ranks", "--dataset", "no-such-dataset", "--model", "no-such-model", "--protocol", "all",
+         "--sample-size", "10"]
+MISSING_FOLDER = "the folder '{folder}{sep}no-such-folder' does not exist; create it first"
+
 COMMAND_CASES = [
+    # itemsampling estimate
+    pytest.param([*ESTIMATE_ABSENT, "--output", "{no_folder}"], MISSING_FOLDER, id="estimate/output-folder-missing"),
+    pytest.param([*ESTIMATE_ABSENT, "--output", "{folder}"], "--output '{folder}' is a folder",
+                 id="estimate/output-is-a-folder"),
     pytest.param(["estimate", "{blank_line}", "--n-items", "100", "--sample-size", "10"],
                  "has a blank line at line 3", id="estimate/blank-line"),
+    # itemsampling data stats
+    pytest.param([*STATS, "--output", "{no_folder}"], MISSING_FOLDER, id="data-stats/output-folder-missing"),
+    pytest.param([*STATS, "--output", "{folder}"], "--output '{folder}' is a folder",
+                 id="data-stats/output-is-a-folder"),
+    # itemsampling train
+    pytest.param([*TRAIN, "--out-dir", "{no_folder}"], MISSING_FOLDER, id="train/out-dir-folder-missing"),
+    pytest.param([*TRAIN, "--out-dir", "{file}"], "--out-dir '{file}' is a file", id="train/out-dir-is-a-file"),
+    # itemsampling ranks
+    pytest.param([*RANKS, "--output", "{no_folder}"], MISSING_FOLDER, id="ranks/output-folder-missing"),
+    pytest.param([*RANKS, "--output", "{folder}"], "--output '{folder}' is a folder", id="ranks/output-is-a-folder"),
 ]
 
 
 @pytest.fixture
 def paths(tmp_path):
     """The placeholders of :data:`COMMAND_CASES`, as files and folders in ``tmp_path``."""
-    (tmp_path / "ranks.csv").write_text("rank\n1\n3\n2\n")
     (tmp_path / "blank.csv").write_text("rank\n1\n\n3\n")
-    return {"ranks": tmp_path / "ranks.csv", "blank_line": tmp_path / "blank.csv"}
+    return {"blank_line": tmp_path / "blank.csv", "absent": tmp_path / "absent.csv",
+            "no_folder": tmp_path / "no-such-folder" / "out.csv", "folder": tmp_path,
+            "file": tmp_path / "blank.csv", "sep": os.sep}
 
 
 @pytest.mark.parametrize(("argv", "message"), COMMAND_CASES)
@@ -85,4 +114,4 @@ def test_command_exits_with_one_error_line(argv, message, paths, capsys):
     captured = capsys.readouterr()
     assert status == 2 and captured.out == ""
     assert captured.err.startswith(f"itemsampling {argv[0]}: error: ") and captured.err.count("\n") == 1
-    assert message in captured.err
+    assert message.format(**paths) in captured.err

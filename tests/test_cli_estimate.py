@@ -150,3 +150,12 @@ def test_parse_ks():
     assert parse_ks("1-3,7") == [1, 2, 3, 7]
     with pytest.raises(argparse.ArgumentTypeError, match="range"):
         parse_ks("1-")
+
+
+def test_an_existing_output_file_is_overwritten(ranks_csv, tmp_path, capsys):
+    out = tmp_path / "estimates.csv"
+    out.write_text("left over from an earlier run\n" * 1000)
+    status, _, _ = _run(["estimate", ranks_csv, "--n-items", N_ITEMS, "--sample-size", SAMPLE_SIZE,
+                         "--method", "sampled", "--metric", "recall", "--k", "1", "--output", out], capsys)
+    assert status == 0
+    assert out.read_text().splitlines()[0] == "metric,k,estimate" and len(pd.read_csv(out)) == 1

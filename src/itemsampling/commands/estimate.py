@@ -24,6 +24,7 @@ import pandas as pd
 from ..estimators import METHODS, estimate, method_options
 from ..kernels import SCHEMES
 from ..metrics import METRICS
+from ._common import check_output_file
 
 __all__ = ["parse_ks", "read_ranks", "register"]
 
@@ -56,7 +57,9 @@ def register(subparsers) -> None:
                         help="MN's number of users M (mn, mn_mle, mn_mes; default: number of ranks)")
     parser.add_argument("--scheme", choices=SCHEMES,
                         help="sampling with replacement (binomial, default) or without (hypergeometric)")
-    parser.add_argument("--output", metavar="FILE", help="write the CSV table to FILE instead of stdout")
+    parser.add_argument("--output", metavar="FILE",
+                        help="write the CSV table to FILE instead of stdout; the folder of FILE must "
+                             "exist and an existing FILE is overwritten")
     parser.set_defaults(func=_run)
 
 
@@ -136,6 +139,8 @@ def _sample_size(table: pd.DataFrame, given: int | None, method: str):
 
 
 def _run(args) -> int:
+    if args.output:
+        check_output_file(args.output)
     table = read_ranks(args.ranks)
     sample_size = _sample_size(table, args.sample_size, args.method)
     options = {name: value for name, value in (("gamma", args.gamma), ("eta", args.eta),

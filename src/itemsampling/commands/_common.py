@@ -1,0 +1,52 @@
+"""Helpers shared by the command modules.
+
+Output paths are checked before a command reads or computes anything, so that a typo in a
+path costs no run time: a file to write must lie in an existing folder and must not be a
+folder itself. An existing output file is overwritten.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+__all__ = ["check_output_dir", "check_output_file"]
+
+
+def check_output_file(path: str, option: str = "--output") -> None:
+    """Check that ``path`` can be written as a file: its folder exists and it is no folder.
+
+    Raises
+    ------
+    ValueError
+        If ``path`` is an existing folder.
+    FileNotFoundError
+        If the folder that would hold ``path`` does not exist.
+    """
+    if Path(path).is_dir():
+        raise ValueError(f"{option} {path!r} is a folder; give the name of a file to write")
+    _check_parent(path, option)
+
+
+def check_output_dir(path: str, option: str = "--out-dir") -> None:
+    """Check that ``path`` can be used as an output folder (created if missing).
+
+    Raises
+    ------
+    ValueError
+        If ``path`` is an existing file.
+    FileNotFoundError
+        If the folder that would hold ``path`` does not exist.
+    """
+    target = Path(path)
+    if target.exists() and not target.is_dir():
+        raise ValueError(f"{option} {path!r} is a file; give a folder (it is created if missing)")
+    _check_parent(path, option)
+
+
+def _check_parent(path: str, option: str) -> None:
+    folder = Path(path).parent
+    if not folder.is_dir():
+        raise FileNotFoundError(
+            f"{option} {path!r}: the folder {str(folder)!r} does not exist; "
+            "create it first or choose another path"
+        )
