@@ -1,5 +1,8 @@
 """Helpers shared by the command modules.
 
+The module docstring of each command is its ``--help`` description; :func:`plain_text` removes
+the reStructuredText markup that documentation tools read but a terminal shows as is.
+
 Output paths are checked before a command reads or computes anything, so that a typo in a
 path costs no run time: a file to write must lie in an existing folder and must not be a
 folder itself. An existing output file is overwritten.
@@ -7,9 +10,26 @@ folder itself. An existing output file is overwritten.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
-__all__ = ["check_output_dir", "check_output_file"]
+__all__ = ["check_output_dir", "check_output_file", "plain_text"]
+
+#: an interpreted-text role such as :func:`name` or :py:mod:`name` (``~`` shortens the target)
+_ROLE = re.compile(r":[a-z]+(?::[a-z]+)?:`~?([^`]+)`")
+#: an inline literal, ``text``, which may run over several lines
+_LITERAL = re.compile(r"``(.+?)``", flags=re.S)
+
+
+def plain_text(doc: str) -> str:
+    """``doc`` without reStructuredText markup: roles and inline literals keep only their text.
+
+    Examples
+    --------
+    >>> plain_text("Run ``itemsampling train`` (see :mod:`itemsampling.models.registry`).")
+    'Run itemsampling train (see itemsampling.models.registry).'
+    """
+    return _LITERAL.sub(r"\1", _ROLE.sub(r"\1", doc))
 
 
 def check_output_file(path: str, option: str = "--output") -> None:

@@ -19,14 +19,14 @@ import pandas as pd
 from ..data.loaders import load_dataset
 from ..data.registry import ChecksumError, Registry, default_registry
 from ..data.summary import dataset_summary
-from ._common import check_output_file
+from ._common import check_output_file, plain_text
 
 __all__ = ["available_datasets", "register", "verify_registry"]
 
 
 def register(subparsers) -> None:
     """Add the ``data`` command with its ``stats`` and ``verify`` sub-commands."""
-    parser = subparsers.add_parser("data", help="dataset statistics and registry checks", description=__doc__,
+    parser = subparsers.add_parser("data", help="dataset statistics and registry checks", description=plain_text(__doc__),
                                    formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="data_command", required=True, metavar="ACTION")
 

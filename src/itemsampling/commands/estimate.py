@@ -4,7 +4,7 @@
 [--metric ndcg ...] [--k 10 | --k 1-50 | --k 1,5,10 ...] [--gamma G] [--eta E] [--n-users M]
 [--scheme binomial|hypergeometric] [--output FILE]``
 
-RANKS.csv has a column ``rank``: the 1-based rank of each test user's held-out item among the
+RANKS.csv has a column named ``rank``: the 1-based rank of each test user's held-out item among the
 n items of its sample set (the item itself and n - 1 sampled items). An optional column
 ``sample_size`` gives each user's own n (adaptive sampling; needs ``--method adaptive_mle``).
 Use ``-`` to read the CSV from standard input. The result is a CSV table with the columns
@@ -24,7 +24,7 @@ import pandas as pd
 from ..estimators import METHODS, estimate, method_options
 from ..kernels import SCHEMES
 from ..metrics import METRICS
-from ._common import check_output_file
+from ._common import check_output_file, plain_text
 
 __all__ = ["parse_ks", "read_ranks", "register"]
 
@@ -36,7 +36,7 @@ def register(subparsers) -> None:
     """Add the ``estimate`` command."""
     parser = subparsers.add_parser(
         "estimate", help="estimate global metrics@K from item-sampled ranks",
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
+        description=plain_text(__doc__), formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("ranks", metavar="RANKS.csv",
                         help="CSV with a 'rank' column (and optionally 'sample_size'); '-' = stdin")

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from ..models.base import check_seed
 from ..ranks import PROTOCOLS, adaptive_sampled_ranks, sampled_ranks, write_ranks
-from ._common import check_output_file
+from ._common import check_output_file, plain_text
 
 __all__ = ["register"]
 
@@ -33,7 +33,7 @@ def register(subparsers) -> None:
     """Add the ``ranks`` command."""
     parser = subparsers.add_parser(
         "ranks", help="sampled ranks of a trained model's held-out items (fixed or adaptive sample sets)",
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
+        description=plain_text(__doc__), formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--dataset", required=True, help="registered dataset name")
     parser.add_argument("--model", required=True, help="registered model name")

@@ -27,7 +27,7 @@ from .. import __version__
 from ..metrics import global_metrics
 from ..models.base import check_seed
 from ..ranks import PROTOCOLS, global_ranks, write_ranks
-from ._common import check_output_dir
+from ._common import check_output_dir, plain_text
 
 __all__ = ["STATE_FILE", "TRAIN_FILE", "load_trained", "parse_overrides", "register"]
 
@@ -65,7 +65,7 @@ def register(subparsers) -> None:
     """Add the ``train`` command."""
     parser = subparsers.add_parser(
         "train", help="fit a recommender and write the global ranks of its test users",
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
+        description=plain_text(__doc__), formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--dataset", required=True, help="registered dataset name, e.g. ml-1m")
     parser.add_argument("--model", required=True, help="registered model name, e.g. ease, krX")
