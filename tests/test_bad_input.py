@@ -66,9 +66,11 @@ def test_cls_refuses_a_problem_larger_than_the_memory_limit(monkeypatch):
 
 # ----------------------------------------------------------------------------- command line
 
-#: Placeholders (see :func:`paths`): ``{blank_line}`` a ranks CSV with a blank third line,
-#: ``{absent}`` a file that does not exist, ``{no_folder}`` a file in a folder that does not
-#: exist, ``{folder}`` an existing folder, ``{file}`` an existing file.
+#: Placeholders (see :func:`paths`): ``{ranks}`` a ranks CSV, ``{blank_line}`` one with a blank
+#: third line, ``{absent}`` a file that does not exist, ``{no_folder}`` a file in a folder that
+#: does not exist, ``{folder}`` an existing folder, ``{file}`` an existing file; priors for
+#: N = 100: ``{prior_short}`` with 3 values, ``{prior_text}`` with text on line 3,
+#: ``{prior_2d}`` a 10 x 10 array, ``{prior_sum}`` with values that do not sum to one.
 #:
 #: Output paths are checked before anything is read or computed: the commands below name inputs
 #: that do not exist, so an error about those would mean that the output was checked too late.
@@ -77,6 +79,7 @@ STATS = ["data", "stats", "--dataset", "no-such-dataset"]
 TRAIN = ["train", "--dataset", "no-such-dataset", "--model", "no-such-model"]
 RANKS = ["ranks", "--dataset", "no-such-dataset", "--model", "no-such-model", "--protocol", "all",
          "--sample-size", "10"]
+ESTIMATE = ["estimate", "{ranks}", "--n-items", "100", "--sample-size", "10"]
 MISSING_FOLDER = "the folder '{folder}{sep}no-such-folder' does not exist; create it first"
 
 COMMAND_CASES = [
@@ -86,6 +89,26 @@ COMMAND_CASES = [
                  id="estimate/output-is-a-folder"),
     pytest.param(["estimate", "{blank_line}", "--n-items", "100", "--sample-size", "10"],
                  "has a blank line at line 3", id="estimate/blank-line"),
+    pytest.param([*ESTIMATE, "--method", "mle", "--prior", "{prior_sum}"],
+                 "--prior does not apply to --method mle; it is an option of cls, bv, mn",
+                 id="estimate/prior-not-an-option-of-mle"),
+    pytest.param([*ESTIMATE, "--method", "mn_mes", "--c", "5"],
+                 "--c does not apply to --method mn_mes; it is an option of wmle", id="estimate/c-not-an-option"),
+    pytest.param([*ESTIMATE, "--method", "wmle", "--eta-scale", "code"],
+                 "--eta-scale does not apply to --method wmle", id="estimate/eta-scale-not-an-option"),
+    pytest.param([*ESTIMATE, "--method", "bv", "--max-iter", "5"],
+                 "--max-iter does not apply to --method bv", id="estimate/max-iter-not-an-option"),
+    pytest.param([*ESTIMATE, "--method", "cls", "--prior", "{absent}"], "--prior file '{absent}' does not exist",
+                 id="estimate/prior-file-missing"),
+    pytest.param([*ESTIMATE, "--method", "bv", "--prior", "{prior_short}"],
+                 "holds 3 value(s) in shape (3,); it needs one probability per global rank R = 1..N, N = 100",
+                 id="estimate/prior-too-short"),
+    pytest.param([*ESTIMATE, "--method", "bv", "--prior", "{prior_text}"], "line 3 is not a number",
+                 id="estimate/prior-with-text"),
+    pytest.param([*ESTIMATE, "--method", "mle", "--init", "{prior_2d}"], "holds 100 value(s) in shape (10, 10)",
+                 id="estimate/init-not-1d"),
+    pytest.param([*ESTIMATE, "--method", "mn", "--prior", "{prior_sum}"], "prior must sum to 1",
+                 id="estimate/prior-not-a-distribution"),
     # itemsampling data stats
     pytest.param([*STATS, "--output", "{no_folder}"], MISSING_FOLDER, id="data-stats/output-folder-missing"),
     pytest.param([*STATS, "--output", "{folder}"], "--output '{folder}' is a folder",
@@ -102,10 +125,17 @@ COMMAND_CASES = [
 @pytest.fixture
 def paths(tmp_path):
     """The placeholders of :data:`COMMAND_CASES`, as files and folders in ``tmp_path``."""
+    (tmp_path / "ranks.csv").write_text("rank\n1\n3\n2\n")
     (tmp_path / "blank.csv").write_text("rank\n1\n\n3\n")
-    return {"blank_line": tmp_path / "blank.csv", "absent": tmp_path / "absent.csv",
-            "no_folder": tmp_path / "no-such-folder" / "out.csv", "folder": tmp_path,
-            "file": tmp_path / "blank.csv", "sep": os.sep}
+    (tmp_path / "short.csv").write_text("0.25\n0.25\n0.5\n")
+    (tmp_path / "text.csv").write_text("probability\n0.5\nhalf\n")
+    np.save(tmp_path / "square.npy", np.full((10, 10), 0.01))
+    np.savetxt(tmp_path / "sum.csv", np.full(100, 0.5))
+    return {"ranks": tmp_path / "ranks.csv", "blank_line": tmp_path / "blank.csv",
+            "absent": tmp_path / "absent.csv", "no_folder": tmp_path / "no-such-folder" / "out.csv",
+            "folder": tmp_path, "file": tmp_path / "blank.csv", "prior_short": tmp_path / "short.csv",
+            "prior_text": tmp_path / "text.csv", "prior_2d": tmp_path / "square.npy",
+            "prior_sum": tmp_path / "sum.csv", "sep": os.sep}
 
 
 @pytest.mark.parametrize(("argv", "message"), COMMAND_CASES)
