@@ -15,7 +15,7 @@ from pathlib import Path
 
 __all__ = ["check_output_dir", "check_output_file", "plain_text"]
 
-#: an interpreted-text role such as :func:`name` or :py:mod:`name` (``~`` shortens the target)
+#: an interpreted-text role such as :func:`name` or :py:mod:`name` (a leading ``~`` is dropped)
 _ROLE = re.compile(r":[a-z]+(?::[a-z]+)?:`~?([^`]+)`")
 #: an inline literal, ``text``, which may run over several lines
 _LITERAL = re.compile(r"``(.+?)``", flags=re.S)

@@ -26,7 +26,8 @@ __all__ = ["available_datasets", "register", "verify_registry"]
 
 def register(subparsers) -> None:
     """Add the ``data`` command with its ``stats`` and ``verify`` sub-commands."""
-    parser = subparsers.add_parser("data", help="dataset statistics and registry checks", description=plain_text(__doc__),
+    parser = subparsers.add_parser("data", help="dataset statistics and registry checks",
+                                   description=plain_text(__doc__),
                                    formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="data_command", required=True, metavar="ACTION")
 

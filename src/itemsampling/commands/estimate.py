@@ -3,11 +3,11 @@
 ``itemsampling estimate RANKS.csv --n-items N --sample-size n [--method mn_mes]
 [--metric ndcg ...] [--k 10 | --k 1-50 | --k 1,5,10 ...] [method options] [--output FILE]``
 
-RANKS.csv has a column named ``rank``: the 1-based rank of each test user's held-out item among the
-n items of its sample set (the item itself and n - 1 sampled items). An optional column
-``sample_size`` gives each user's own n (adaptive sampling; needs ``--method adaptive_mle``).
-Use ``-`` to read the CSV from standard input. The result is a CSV table with the columns
-``metric, k, estimate``, written to standard output or to ``--output``.
+RANKS.csv has a column named ``rank``: the 1-based rank of each test user's held-out item
+among the n items of its sample set (the item itself and n - 1 sampled items); a blank line is
+an error. An optional column ``sample_size`` gives each user's own n (adaptive sampling; needs
+``--method adaptive_mle``). Use ``-`` to read the CSV from standard input. The result is a CSV
+table with the columns ``metric, k, estimate``, written to standard output or to ``--output``.
 
 Every option of :func:`itemsampling.estimate` except ``progress`` has a flag: ``--scheme``,
 ``--gamma``, ``--prior``, ``--n-users``, ``--eta``, ``--eta-scale``, ``--weight``, ``--c``,
