@@ -111,7 +111,8 @@ def metric_weights(metric: str, k: int | None, n_items: int) -> np.ndarray:
         One of ``recall`` (= hit ratio), ``precision``, ``ndcg``, ``ap`` (= reciprocal rank),
         ``auc``.
     k : int or None
-        Cut-off K; ``None`` for the untruncated metric (not allowed for precision).
+        Cut-off K, a positive integer; ``None`` for the untruncated metric (not allowed for
+        precision).
     n_items : int
         Number of items N.
 
@@ -145,12 +146,13 @@ def global_metrics(
     global_ranks : array_like of int
         1-based global rank R_u of each user's held-out item.
     n_items : int or array_like of int
-        Number of candidate items: one N for all users, or N_u per user (the ``unseen``
-        protocol ranks among the user's unseen items only).
+        Number of candidate items: one N for all users, or N_u per user, as many as ranks
+        (the ``unseen`` protocol ranks among the user's unseen items only).
     metrics : str or sequence of str
         Metric names (see :func:`metric_weights`).
     ks : int, None or iterable
-        Cut-offs; ``None`` means no cut-off.
+        Cut-offs: positive integers (a whole float such as ``10.0`` is rejected, as by
+        :func:`itemsampling.estimate`); ``None`` means no cut-off.
 
     Returns
     -------
