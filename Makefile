@@ -39,7 +39,7 @@ smoke: $(STAMP)
 	$(BIN)/snakemake --configfile config/smoke.yaml --directory results/smoke --cores $(CORES)
 
 lint: $(STAMP)
-	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff check src tests benchmarks notebooks
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_estimators.py $(BENCH_ARGS)

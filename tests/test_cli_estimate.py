@@ -10,8 +10,8 @@ import pytest
 
 import itemsampling as its
 from itemsampling.cli import main
-from itemsampling.commands.estimate import parse_ks
-from itemsampling.estimators import estimate
+from itemsampling.commands.estimate import ESTIMATOR_OPTIONS, parse_ks, read_distribution
+from itemsampling.estimators import estimate, method_options
 
 N_ITEMS, SAMPLE_SIZE = 400, 50
 
@@ -113,7 +113,7 @@ def test_reads_standard_input(ranks, monkeypatch, capsys):
         ("rank\n1\n0\n", [], "found 0"),
         ("rank\n1\n51\n", [], "must lie in 1..n"),
         ("rank\n1\n2.5\n", [], "whole numbers"),
-        ("rank\n1\n\n3\nx\n", [], "must be integers"),
+        ("rank\n1\n3\nx\n", [], "must be integers"),
         ("rank\n1\n", ["--metric", "hits"], "unknown metric 'hits'"),
         ("rank\n1\n", ["--method", "mle", "--gamma", "0.1"], "--gamma does not apply to --method mle"),
         ("rank\n1\n", ["--method", "bv", "--gamma", "-1"], "gamma must be"),
@@ -150,3 +150,62 @@ def test_parse_ks():
     assert parse_ks("1-3,7") == [1, 2, 3, 7]
     with pytest.raises(argparse.ArgumentTypeError, match="range"):
         parse_ks("1-")
+
+
+def test_an_existing_output_file_is_overwritten(ranks_csv, tmp_path, capsys):
+    out = tmp_path / "estimates.csv"
+    out.write_text("left over from an earlier run\n" * 1000)
+    status, _, _ = _run(["estimate", ranks_csv, "--n-items", N_ITEMS, "--sample-size", SAMPLE_SIZE,
+                         "--method", "sampled", "--metric", "recall", "--k", "1", "--output", out], capsys)
+    assert status == 0
+    assert out.read_text().splitlines()[0] == "metric,k,estimate" and len(pd.read_csv(out)) == 1
+
+
+def test_every_estimator_option_has_a_flag():
+    options = {name for method in its.METHODS for name in method_options(method)}
+    assert set(ESTIMATOR_OPTIONS) == options - {"progress"}
+
+
+@pytest.fixture(scope="module")
+def prior():
+    """A prior P(R) that differs from the uniform default: more mass on the top ranks."""
+    weights = 1.0 / np.sqrt(np.arange(1, N_ITEMS + 1))
+    return weights / weights.sum()
+
+
+@pytest.mark.parametrize(
+    ("method", "flags", "options"),
+    [
+        ("cls", ["--prior", "{csv}"], {"prior": "prior"}),
+        ("bv", ["--prior", "{npy}", "--gamma", "0.2"], {"prior": "prior", "gamma": 0.2}),
+        ("mn", ["--prior", "{csv}", "--n-users", "50"], {"prior": "prior", "n_users": 50}),
+        ("mes", ["--eta", "0.01", "--eta-scale", "code", "--max-iter", "40", "--tol", "1e-4"],
+         {"eta": 0.01, "eta_scale": "code", "max_iter": 40, "tol": 1e-4}),
+        ("wmle", ["--weight", "ap", "--c", "3", "--init", "{npy}", "--max-iter", "5", "--tol", "0"],
+         {"weight": "ap", "c": 3.0, "init": "prior", "max_iter": 5, "tol": 0.0}),
+        ("mn_mle", ["--max-iter", "3", "--scheme", "hypergeometric"], {"max_iter": 3, "scheme": "hypergeometric"}),
+    ],
+)
+def test_estimator_options_reach_estimate(method, flags, options, ranks_csv, ranks, prior, tmp_path, capsys):
+    """Each flag changes the result, to exactly what the Python API gives with the option."""
+    pd.DataFrame({"probability": prior}).to_csv(tmp_path / "prior.csv", index=False)
+    np.save(tmp_path / "prior.npy", prior)
+    files = {"csv": tmp_path / "prior.csv", "npy": tmp_path / "prior.npy"}
+    status, stdout, _ = _run(["estimate", ranks_csv, "--n-items", N_ITEMS, "--sample-size", SAMPLE_SIZE,
+                              "--method", method, "--metric", "ndcg", "--k", "5,20",
+                              *[flag.format(**files) for flag in flags]], capsys)
+    assert status == 0
+    got = pd.read_csv(io.StringIO(stdout)).estimate.to_numpy()
+    options = {name: prior if value == "prior" else value for name, value in options.items()}
+    expected = estimate(ranks, N_ITEMS, SAMPLE_SIZE, method, "ndcg", [5, 20], **options).estimate
+    default = estimate(ranks, N_ITEMS, SAMPLE_SIZE, method, "ndcg", [5, 20]).estimate
+    np.testing.assert_allclose(got, expected, rtol=1e-9)
+    assert np.abs(got - default).max() > 1e-6
+
+
+def test_read_distribution_skips_a_header_line_only(tmp_path):
+    path = tmp_path / "prior.csv"
+    path.write_text("0.25\n0.25\n0.5\n")
+    np.testing.assert_array_equal(read_distribution(str(path), 3), [0.25, 0.25, 0.5])
+    path.write_text("p\n0.25\n0.25\n0.5\n")
+    np.testing.assert_array_equal(read_distribution(str(path), 3), [0.25, 0.25, 0.5])

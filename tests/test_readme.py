@@ -47,6 +47,12 @@ def test_python_example_gives_the_numbers_it_claims(readme_namespace):
     assert np.abs(table.to_numpy() - exact.to_numpy()).max() < 0.03
 
 
+def test_score_matrix_example_gives_the_numbers_it_claims(readme_namespace):
+    table = readme_namespace["score_table"].set_index(["metric", "k"]).estimate
+    assert table["recall", 10] == pytest.approx(0.026, abs=5e-4)
+    assert (readme_namespace["ranks_from_scores"] <= 10).mean() == pytest.approx(0.39, abs=5e-3)
+
+
 def test_console_example_runs_with_the_installed_script(readme_namespace, tmp_path):
     env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
     commands = [line[2:] for block in _blocks("console") for line in block.splitlines()

@@ -12,6 +12,7 @@ The public API (ranks are 1-based everywhere):
 ``fit_beta(sampled_ranks, n_items, sample_size)``            Beta@P parameter a (KDD'20 eq. 19)
 ``rank_distribution(sampled_ranks, n_items, n, method)``     estimate of P(R) (MLE, MES, ...)
 ``estimate(sampled_ranks, n_items, n, method, metrics, ks)`` estimated global metrics
+``sampled_ranks_from_scores(scores, target_column, rng)``    sampled ranks r_u from a score matrix
 =========================================================== ===========================================
 
 References: Krichene & Rendle, KDD 2020; Li, Jin, Gao & Liu, KDD 2020; Jin, Li, Mudrak, Gao &
@@ -22,6 +23,7 @@ from .estimators import METHODS, estimate, rank_distribution
 from .kernels import kernel_columns, rank_kernel
 from .mappings import expected_sampled_hit_ratio, fit_beta, mapping
 from .metrics import global_metrics, metric_weights
+from .score_matrix import sampled_ranks_from_scores
 from .simulation import adaptive_sample_ranks, sample_ranks, sampling_cost
 
 __version__ = "0.1.0"
@@ -39,5 +41,6 @@ __all__ = [
     "rank_distribution",
     "rank_kernel",
     "sample_ranks",
+    "sampled_ranks_from_scores",
     "sampling_cost",
 ]

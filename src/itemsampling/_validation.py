@@ -87,16 +87,26 @@ def check_ranks(ranks, upper, name: str = "ranks") -> np.ndarray:
             raise ValueError(
                 f"{name} must be whole numbers; found {arr[frac][0].item()!r} (and {int(frac.sum()) - 1} more)"
             )
-    arr = arr.astype(np.int64)
     upper_arr = np.broadcast_to(np.asarray(upper, dtype=np.int64), arr.shape)
+    # compared in the input's own dtype: a cast first would wrap a uint64 rank >= 2**63 to a
+    # negative number and report that instead of the value the caller passed
     out = (arr < 1) | (arr > upper_arr)
     if out.any():
         i = int(np.flatnonzero(out)[0])
         raise ValueError(
-            f"{name} must lie in 1..n (1-based, n = {int(upper_arr[i])}); found {int(arr[i])} "
+            f"{name} must lie in 1..n (1-based, n = {int(upper_arr[i])}); found {_shown(arr[i])} "
             f"at position {i} ({int(out.sum())} out of range in all)"
         )
-    return arr
+    return arr.astype(np.int64)
+
+
+def _shown(value: np.generic):
+    """A rank as the caller gave it: Python int for integer dtypes (exact also beyond int64),
+    whole floats as int while float64 holds them exactly, other floats unchanged."""
+    value = value.item()
+    if isinstance(value, float) and value.is_integer() and abs(value) <= 2**53:
+        return int(value)
+    return value
 
 
 def check_distribution(p, size: int, name: str = "prior", atol: float = 1e-6) -> np.ndarray:

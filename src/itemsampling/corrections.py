@@ -34,6 +34,7 @@ import numpy as np
 from scipy.linalg import LinAlgError, cho_factor, cho_solve
 from scipy.optimize import nnls
 
+from . import kernels
 from ._validation import check_distribution, check_n_items, check_ranks, check_sample_size
 from .kernels import rank_kernel
 from .metrics import rank_weight
@@ -157,6 +158,7 @@ def cls(weights, n_items: int, sample_size: int, *, prior=None, scheme: str = "b
         Non-increasing corrected metric(s), shape ``(n,)`` or ``(n, m)``.
     """
     n_items, sample_size, w = _check_problem(n_items, sample_size, weights)
+    _check_cls_memory(n_items, sample_size)
     p = _check_prior(prior, n_items)
     sqrt_p = np.sqrt(p)[:, None]
     q, r_factor = np.linalg.qr(sqrt_p * _kernel(kernel, n_items, sample_size, scheme))
@@ -172,6 +174,23 @@ def cls(weights, n_items: int, sample_size: int, *, prior=None, scheme: str = "b
         d_level = level @ (targets[:, j] - steps @ d) / (level @ level)
         out[:, j] = cumulative @ np.r_[d, d_level]
     return out[:, 0] if np.ndim(weights) == 1 else out
+
+
+#: N x n float64 arrays that :func:`cls` holds at its peak: the kernel, its prior-weighted copy
+#: and the copy and Q factor of the QR factorization
+_CLS_ARRAYS = 4
+
+
+def _check_cls_memory(n_items: int, sample_size: int) -> None:
+    """Refuse a :func:`cls` problem whose arrays would exceed ``kernels.MAX_KERNEL_BYTES``."""
+    need = _CLS_ARRAYS * n_items * sample_size * np.dtype(np.float64).itemsize
+    if need > kernels.MAX_KERNEL_BYTES:
+        raise ValueError(
+            f"cls would need about {need / 2**30:.1f} GiB ({_CLS_ARRAYS} arrays of N x n = {n_items} x "
+            f"{sample_size} float64 for the rank kernel and its QR factorization), more than the limit "
+            f"of {kernels.MAX_KERNEL_BYTES / 2**30:.0f} GiB; use a smaller sample size n or fewer "
+            "items N, or raise itemsampling.kernels.MAX_KERNEL_BYTES if the machine has the memory"
+        )
 
 
 @dataclass(frozen=True)

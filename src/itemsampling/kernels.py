@@ -172,11 +172,19 @@ def _check_dtype(dtype) -> np.dtype:
 
 
 def _check_memory(n_items: int, n_cols: int, dtype: np.dtype) -> None:
+    """Refuse a kernel of more than ``MAX_KERNEL_BYTES`` before allocating it.
+
+    The message names what every caller can change (n and N, which :func:`itemsampling.estimate`
+    also takes) and, for those who call the kernel functions themselves, the cheaper per-call
+    variant: :func:`kernel_columns` with only the observed sampled ranks, in float32.
+    """
     need = n_items * n_cols * dtype.itemsize
     if need > MAX_KERNEL_BYTES:
         raise ValueError(
-            f"the kernel would take {need / 2**30:.1f} GiB (N={n_items}, {n_cols} columns); "
-            "ask only for the columns you need with kernel_columns, or use dtype=float32"
+            f"the rank kernel P(r | R) would take {need / 2**30:.1f} GiB (N={n_items} global ranks x "
+            f"{n_cols} sampled ranks, {dtype}), more than the limit of {MAX_KERNEL_BYTES / 2**30:.0f} GiB; "
+            "use a smaller sample size n or fewer items N, or, calling the kernel yourself, "
+            "kernel_columns(...) with only the sampled ranks you observed and dtype=float32"
         )
 
 

@@ -39,14 +39,29 @@ def canonical_metric(metric: str) -> str:
     return check_choice("metric", name, METRICS)
 
 
+def _check_cutoff(k) -> int | None:
+    """Return the cut-off K as ``int`` (``None`` = no cut-off); anything else is a ValueError.
+
+    Whole floats such as ``10.0`` are rejected too, with the same message as
+    :func:`itemsampling.estimate`, so that a cut-off is never silently rounded.
+    """
+    if k is not None and (isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1):
+        raise ValueError(f"cut-offs k must be positive integers or None (no cut-off), got {k!r}")
+    return None if k is None else int(k)
+
+
 def _check_k(k, metric: str) -> int | None:
-    if k is None:
-        if metric == "precision":
-            raise ValueError("precision needs a cut-off k (precision@K = 1{R <= K} / K)")
-        return None
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-        raise ValueError(f"k must be a positive integer or None (no cut-off), got {k!r}")
-    return int(k)
+    if k is None and metric == "precision":
+        raise ValueError("precision needs a cut-off k (precision@K = 1{R <= K} / K)")
+    return _check_cutoff(k)
+
+
+def _cutoff_list(ks) -> list[int | None]:
+    """One cut-off or an iterable of them, checked, as a non-empty list."""
+    ks = [ks] if ks is None or np.isscalar(ks) else list(ks)
+    if not ks:
+        raise ValueError("metrics and ks must each name at least one value")
+    return [_check_cutoff(k) for k in ks]
 
 
 def rank_weight(metric: str, ranks, n_items, k: int | None = None) -> np.ndarray:
@@ -96,7 +111,8 @@ def metric_weights(metric: str, k: int | None, n_items: int) -> np.ndarray:
         One of ``recall`` (= hit ratio), ``precision``, ``ndcg``, ``ap`` (= reciprocal rank),
         ``auc``.
     k : int or None
-        Cut-off K; ``None`` for the untruncated metric (not allowed for precision).
+        Cut-off K, a positive integer; ``None`` for the untruncated metric (not allowed for
+        precision).
     n_items : int
         Number of items N.
 
@@ -130,32 +146,25 @@ def global_metrics(
     global_ranks : array_like of int
         1-based global rank R_u of each user's held-out item.
     n_items : int or array_like of int
-        Number of candidate items: one N for all users, or N_u per user (the ``unseen``
-        protocol ranks among the user's unseen items only).
+        Number of candidate items: one N for all users, or N_u per user, as many as ranks
+        (the ``unseen`` protocol ranks among the user's unseen items only).
     metrics : str or sequence of str
         Metric names (see :func:`metric_weights`).
     ks : int, None or iterable
-        Cut-offs; ``None`` means no cut-off.
+        Cut-offs: positive integers (a whole float such as ``10.0`` is rejected, as by
+        :func:`itemsampling.estimate`); ``None`` means no cut-off.
 
     Returns
     -------
     pandas.DataFrame
         Columns ``metric``, ``k`` (nullable integer; missing for no cut-off) and ``value``.
     """
-    n_arr = np.asarray(n_items)
-    if n_arr.ndim == 0:
-        check_n_items(n_arr.item())
-    elif n_arr.ndim == 1 and (n_arr.size == 0 or not np.issubdtype(n_arr.dtype, np.integer) or n_arr.min() < 2):
-        raise ValueError("per-user n_items must be integers >= 2")
-    ranks = check_ranks(global_ranks, n_arr, name="global_ranks")
-    if n_arr.ndim == 1 and n_arr.shape != ranks.shape:
-        raise ValueError(f"n_items has {n_arr.size} entries but there are {ranks.size} ranks")
+    ranks, n_arr = _check_users(global_ranks, n_items)
     metrics = [metrics] if isinstance(metrics, str) else list(metrics)
-    ks = [ks] if ks is None or isinstance(ks, (int, np.integer)) else list(ks)
-    if not metrics or not ks:
+    if not metrics:
         raise ValueError("metrics and ks must each name at least one value")
-    finite = [int(k) for k in ks if k is not None]
-    kmax = max(finite, default=0)
+    ks = _cutoff_list(ks)
+    kmax = max((k for k in ks if k is not None), default=0)
     rows = []
     for metric in metrics:
         name = canonical_metric(metric)
@@ -166,11 +175,29 @@ def global_metrics(
         cum = np.cumsum(np.bincount(np.minimum(ranks, kmax + 1), weights=base, minlength=kmax + 2))
         total = base.sum()
         for k in ks:
-            if k is None:
-                value = total
-            else:
-                value = cum[int(k)] / (int(k) if name == "precision" else 1)
+            value = total if k is None else cum[k] / (k if name == "precision" else 1)
             rows.append((name, k, value / ranks.size))
     out = pd.DataFrame(rows, columns=["metric", "k", "value"])
     out["k"] = out["k"].astype("Int64")
     return out
+
+
+def _check_users(global_ranks, n_items) -> tuple[np.ndarray, np.ndarray]:
+    """Checked global ranks and N: one integer for all users, or one N_u per user."""
+    n_arr = np.asarray(n_items)
+    if n_arr.ndim == 0:
+        return check_ranks(global_ranks, check_n_items(n_arr.item()), name="global_ranks"), n_arr
+    if n_arr.ndim != 1 or not np.issubdtype(n_arr.dtype, np.integer):
+        raise ValueError(
+            "n_items must be one integer N or a 1-D integer array with one N_u per user; "
+            f"got an array of shape {n_arr.shape} and dtype {n_arr.dtype}"
+        )
+    if n_arr.size and n_arr.min() < 2:
+        raise ValueError(f"per-user n_items N_u must be integers >= 2, found {n_arr.min()}")
+    shape = np.shape(global_ranks)
+    if len(shape) == 1 and shape != n_arr.shape:
+        raise ValueError(
+            f"n_items has {n_arr.size} per-user entries but global_ranks has {shape[0]} ranks; "
+            "give one N for all users or one N_u per rank"
+        )
+    return check_ranks(global_ranks, n_arr, name="global_ranks"), n_arr

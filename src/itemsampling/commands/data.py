@@ -19,20 +19,24 @@ import pandas as pd
 from ..data.loaders import load_dataset
 from ..data.registry import ChecksumError, Registry, default_registry
 from ..data.summary import dataset_summary
+from ._common import check_output_file, plain_text
 
 __all__ = ["available_datasets", "register", "verify_registry"]
 
 
 def register(subparsers) -> None:
     """Add the ``data`` command with its ``stats`` and ``verify`` sub-commands."""
-    parser = subparsers.add_parser("data", help="dataset statistics and registry checks", description=__doc__,
+    parser = subparsers.add_parser("data", help="dataset statistics and registry checks",
+                                   description=plain_text(__doc__),
                                    formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="data_command", required=True, metavar="ACTION")
 
     stats = sub.add_parser("stats", help="interactions, users, items and density of datasets")
     stats.add_argument("--dataset", action="append", metavar="NAME",
                        help="dataset to include (repeatable); default: all whose files are available")
-    stats.add_argument("--output", metavar="FILE", help="write the table as CSV to FILE instead of printing it")
+    stats.add_argument("--output", metavar="FILE",
+                       help="write the table as CSV to FILE instead of printing it; the folder of FILE "
+                            "must exist and an existing FILE is overwritten")
     stats.add_argument("--download", action="store_true", help="download missing files")
     stats.set_defaults(func=_stats)
 
@@ -76,6 +80,8 @@ def verify_registry(registry: Registry, names=None, *, download: bool = False) -
 
 
 def _stats(args) -> int:
+    if args.output:
+        check_output_file(args.output)
     registry = default_registry()
     names = args.dataset or available_datasets(registry)
     for name in names:

@@ -1,40 +1,55 @@
 """``itemsampling estimate``: estimate global top-K metrics from a CSV file of sampled ranks.
 
 ``itemsampling estimate RANKS.csv --n-items N --sample-size n [--method mn_mes]
-[--metric ndcg ...] [--k 10 | --k 1-50 | --k 1,5,10 ...] [--gamma G] [--eta E] [--n-users M]
-[--scheme binomial|hypergeometric] [--output FILE]``
+[--metric ndcg ...] [--k 10 | --k 1-50 | --k 1,5,10 ...] [method options] [--output FILE]``
 
-RANKS.csv has a column ``rank``: the 1-based rank of each test user's held-out item among the
-n items of its sample set (the item itself and n - 1 sampled items). An optional column
-``sample_size`` gives each user's own n (adaptive sampling; needs ``--method adaptive_mle``).
-Use ``-`` to read the CSV from standard input. The result is a CSV table with the columns
-``metric, k, estimate``, written to standard output or to ``--output``.
+RANKS.csv has a column named ``rank``: the 1-based rank of each test user's held-out item
+among the n items of its sample set (the item itself and n - 1 sampled items); a blank line is
+an error. An optional column ``sample_size`` gives each user's own n (adaptive sampling; needs
+``--method adaptive_mle``). Use ``-`` to read the CSV from standard input. The result is a CSV
+table with the columns ``metric, k, estimate``, written to standard output or to ``--output``.
+
+Every option of :func:`itemsampling.estimate` except ``progress`` has a flag: ``--scheme``,
+``--gamma``, ``--prior``, ``--n-users``, ``--eta``, ``--eta-scale``, ``--weight``, ``--c``,
+``--init``, ``--max-iter`` and ``--tol``. A method takes only the options it uses (listed with
+each flag below); giving another one is an error. ``--prior`` and ``--init`` name a file with
+one probability per global rank R = 1..N: a ``.npy`` file with a 1-D array, or else a CSV file
+with one column (and an optional header line).
 """
 
 from __future__ import annotations
 
 import argparse
+import io
 import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from ..distributions import ETA_SCALES, WMLE_WEIGHTS
 from ..estimators import METHODS, estimate, method_options
 from ..kernels import SCHEMES
 from ..metrics import METRICS
+from ._common import check_output_file, plain_text
 
-__all__ = ["parse_ks", "read_ranks", "register"]
+__all__ = ["ESTIMATOR_OPTIONS", "parse_ks", "read_distribution", "read_ranks", "register"]
 
 DEFAULT_METRICS = ("recall", "ndcg", "ap")
 DEFAULT_KS = "1-50"
+#: options of :func:`itemsampling.estimate` that have a flag; ``progress`` is not one of them:
+#: the command shows a progress bar when standard error is a terminal
+ESTIMATOR_OPTIONS = ("scheme", "gamma", "prior", "n_users", "eta", "eta_scale", "weight", "c", "init",
+                     "max_iter", "tol")
+#: options whose flag names a file with one probability per global rank
+_DISTRIBUTION_OPTIONS = ("prior", "init")
 
 
 def register(subparsers) -> None:
     """Add the ``estimate`` command."""
     parser = subparsers.add_parser(
         "estimate", help="estimate global metrics@K from item-sampled ranks",
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
+        description=plain_text(__doc__), formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("ranks", metavar="RANKS.csv",
                         help="CSV with a 'rank' column (and optionally 'sample_size'); '-' = stdin")
@@ -49,14 +64,42 @@ def register(subparsers) -> None:
                              f"(default: {', '.join(DEFAULT_METRICS)})")
     parser.add_argument("--k", action="append", type=parse_ks, metavar="K",
                         help=f"cut-off(s), repeatable: 10, 1-50 or 1,5,10 (default: {DEFAULT_KS})")
-    parser.add_argument("--gamma", type=float, help="BV variance weight γ (bv, bv_mle, bv_mes; default 0.01)")
-    parser.add_argument("--eta", type=float, help="MES entropy weight η (mes, bv_mes, mn_mes; default 0.001)")
-    parser.add_argument("--n-users", type=int, metavar="M",
-                        help="MN's number of users M (mn, mn_mle, mn_mes; default: number of ranks)")
-    parser.add_argument("--scheme", choices=SCHEMES,
-                        help="sampling with replacement (binomial, default) or without (hypergeometric)")
-    parser.add_argument("--output", metavar="FILE", help="write the CSV table to FILE instead of stdout")
+    _add_estimator_options(parser)
+    parser.add_argument("--output", metavar="FILE",
+                        help="write the CSV table to FILE instead of stdout; the folder of FILE must "
+                             "exist and an existing FILE is overwritten")
     parser.set_defaults(func=_run)
+
+
+def _add_estimator_options(parser: argparse.ArgumentParser) -> None:
+    """One flag per name in :data:`ESTIMATOR_OPTIONS`; each help ends with the methods that use it."""
+    described = {
+        "scheme": (dict(choices=SCHEMES), "sampling with replacement (binomial, default) or without "
+                                          "(hypergeometric)"),
+        "gamma": (dict(type=float, metavar="G"), "BV variance weight γ >= 0 (default 0.01)"),
+        "prior": (dict(metavar="FILE"), "prior P(R), R = 1..N, of the correction (default uniform)"),
+        "n_users": (dict(type=int, metavar="M"), "MN's number of users M (default: number of ranks)"),
+        "eta": (dict(type=float, metavar="E"), "MES entropy weight η > 0 (default 0.001)"),
+        "eta_scale": (dict(choices=ETA_SCALES), "η as in the paper (default) or η/n as in the authors' code"),
+        "weight": (dict(choices=WMLE_WEIGHTS), "WMLE weight w(r) = M(r/C) (default ndcg)"),
+        "c": (dict(type=float, metavar="C"), "WMLE constant C > 0 (default 10)"),
+        "init": (dict(metavar="FILE"), "start distribution of EM, R = 1..N (default uniform)"),
+        "max_iter": (dict(type=int, metavar="I"), "iteration cap of EM or of the MES solver "
+                                                  "(default: the method's own)"),
+        "tol": (dict(type=float, metavar="T"), "tolerance of EM or of the MES solver "
+                                               "(default: the method's own)"),
+    }
+    for name in ESTIMATOR_OPTIONS:
+        kwargs, text = described[name]
+        parser.add_argument(_flag(name), **kwargs, help=f"{text}; methods: {', '.join(_methods_using(name))}")
+
+
+def _flag(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+def _methods_using(name: str) -> list[str]:
+    return [method for method in METHODS if name in method_options(method)]
 
 
 def parse_ks(text: str) -> list[int]:
@@ -80,11 +123,17 @@ def parse_ks(text: str) -> list[int]:
 
 
 def read_ranks(source: str) -> pd.DataFrame:
-    """Read the ranks CSV (``-`` for stdin) and check that it has a ``rank`` column."""
+    """Read the ranks CSV (``-`` for stdin) and check that it has a ``rank`` column.
+
+    Blank lines are errors rather than skipped: in a file with only a ``rank`` column a blank
+    line is a user whose rank is missing, and dropping it would bias every estimate.
+    """
     if source != "-" and not Path(source).is_file():
         raise FileNotFoundError(f"ranks file {source!r} does not exist")
+    text = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8-sig")
+    _check_no_blank_lines(text, source)
     try:
-        table = pd.read_csv(sys.stdin if source == "-" else source)
+        table = pd.read_csv(io.StringIO(text))
     except pd.errors.EmptyDataError:
         raise ValueError(f"ranks file {source!r} is empty; it needs a header line with a 'rank' column") from None
     if "rank" not in table.columns:
@@ -93,6 +142,73 @@ def read_ranks(source: str) -> pd.DataFrame:
             "it needs a column 'rank' with the 1-based sampled rank of each user's held-out item"
         )
     return table
+
+
+def read_distribution(path: str, n_items: int, option: str = "--prior") -> np.ndarray:
+    """Read one probability per global rank R = 1..N from a ``.npy`` file or a one-column CSV.
+
+    The CSV file may start with a header line; blank lines and values that are not numbers are
+    errors that name the line. Whether the values form a distribution is checked by
+    :func:`itemsampling.estimate`.
+
+    Parameters
+    ----------
+    path : str
+        The file; ``.npy`` files hold a 1-D array, every other file is read as CSV.
+    n_items : int
+        N, the number of values the file must hold.
+    option : str
+        The flag that named the file, for the messages.
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape ``(N,)``, float64.
+    """
+    if not Path(path).is_file():
+        raise FileNotFoundError(f"{option} file {path!r} does not exist")
+    values = np.load(path, allow_pickle=False) if path.endswith(".npy") else _read_column(path, option)
+    if values.ndim != 1 or values.size != n_items:
+        raise ValueError(
+            f"{option} file {path!r} holds {values.size} value(s) in shape {values.shape}; it needs one "
+            f"probability per global rank R = 1..N, N = {n_items} (--n-items)"
+        )
+    return values.astype(np.float64)
+
+
+def _read_column(path: str, option: str) -> np.ndarray:
+    """The numbers of a one-column CSV file, after an optional header line."""
+    try:
+        table = pd.read_csv(path, header=None, dtype=str, skip_blank_lines=False)
+    except pd.errors.EmptyDataError:
+        raise ValueError(f"{option} file {path!r} is empty") from None
+    if table.shape[1] != 1:
+        raise ValueError(f"{option} file {path!r} has {table.shape[1]} columns; it needs exactly one")
+    text = table.iloc[:, 0]
+    values = pd.to_numeric(text, errors="coerce")
+    first_line = 1
+    if pd.isna(values.iloc[0]) and not pd.isna(text.iloc[0]):  # a header line
+        values, first_line = values.iloc[1:], 2
+    bad = np.flatnonzero(values.isna().to_numpy())
+    if bad.size:
+        raise ValueError(
+            f"{option} file {path!r}: line {first_line + bad[0]} is not a number (blank or text); "
+            "the file needs one probability per line"
+        )
+    return values.to_numpy(dtype=np.float64)
+
+
+def _check_no_blank_lines(text: str, source: str) -> None:
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()  # after the line break that ends the last line (or in an empty file)
+    blank = [number for number, line in enumerate(lines, start=1) if not line.strip()]
+    if blank:
+        more = f" (and {len(blank) - 1} more)" if len(blank) > 1 else ""
+        raise ValueError(
+            f"ranks file {source!r} has a blank line at line {blank[0]}{more}; every line after the "
+            "header must hold one user's rank: fill in the missing rank or delete the line"
+        )
 
 
 def _sample_size(table: pd.DataFrame, given: int | None, method: str):
@@ -115,21 +231,30 @@ def _sample_size(table: pd.DataFrame, given: int | None, method: str):
     return distinct[0].item()
 
 
+def _estimator_options(args) -> dict:
+    """The options given for ``estimate``, checked against ``--method``, with their files read."""
+    accepted = method_options(args.method)
+    options = {name: getattr(args, name) for name in ESTIMATOR_OPTIONS if getattr(args, name) is not None}
+    for name in options:
+        if name not in accepted:
+            raise ValueError(
+                f"{_flag(name)} does not apply to --method {args.method}; "
+                f"it is an option of {', '.join(_methods_using(name))}"
+            )
+    for name in _DISTRIBUTION_OPTIONS:
+        if name in options:
+            options[name] = read_distribution(options[name], args.n_items, _flag(name))
+    if "progress" in accepted:
+        options["progress"] = sys.stderr.isatty()
+    return options
+
+
 def _run(args) -> int:
+    if args.output:
+        check_output_file(args.output)
+    options = _estimator_options(args)
     table = read_ranks(args.ranks)
     sample_size = _sample_size(table, args.sample_size, args.method)
-    options = {name: value for name, value in (("gamma", args.gamma), ("eta", args.eta),
-                                               ("n_users", args.n_users), ("scheme", args.scheme))
-               if value is not None}
-    for name in options:
-        if name not in method_options(args.method):
-            users = [m for m in METHODS if name in method_options(m)]
-            raise ValueError(
-                f"--{name.replace('_', '-')} does not apply to --method {args.method}; "
-                f"it is an option of {', '.join(users)}"
-            )
-    if "progress" in method_options(args.method):
-        options["progress"] = sys.stderr.isatty()
     ks = np.concatenate(args.k).tolist() if args.k else parse_ks(DEFAULT_KS)
     result = estimate(table["rank"].to_numpy(), args.n_items, sample_size, args.method,
                       metrics=args.metric or DEFAULT_METRICS, ks=ks, **options)

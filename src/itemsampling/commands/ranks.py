@@ -24,6 +24,7 @@ from pathlib import Path
 
 from ..models.base import check_seed
 from ..ranks import PROTOCOLS, adaptive_sampled_ranks, sampled_ranks, write_ranks
+from ._common import check_output_file, plain_text
 
 __all__ = ["register"]
 
@@ -32,7 +33,7 @@ def register(subparsers) -> None:
     """Add the ``ranks`` command."""
     parser = subparsers.add_parser(
         "ranks", help="sampled ranks of a trained model's held-out items (fixed or adaptive sample sets)",
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
+        description=plain_text(__doc__), formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--dataset", required=True, help="registered dataset name")
     parser.add_argument("--model", required=True, help="registered model name")
@@ -45,7 +46,9 @@ def register(subparsers) -> None:
     parser.add_argument("--n0", type=int, help="initial sample set size of adaptive sampling")
     parser.add_argument("--n-max", type=int, help="largest sample set size of adaptive sampling")
     parser.add_argument("--seed", type=int, default=0, help="seed of the sampling (default 0)")
-    parser.add_argument("--output", required=True, help="output file (.parquet, else CSV)")
+    parser.add_argument("--output", required=True, metavar="FILE",
+                        help="output file (.parquet, else CSV); the folder of FILE must exist and an "
+                             "existing FILE is overwritten")
     parser.add_argument("--batch-size", type=int, default=256, help="users scored at once (default 256)")
     parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                         help="show progress bars (default: only in a terminal)")
@@ -73,6 +76,7 @@ def run(args: argparse.Namespace) -> int:
     from .train import load_trained
 
     _check_arguments(args)
+    check_output_file(args.output)
     model_dir = Path(args.model_dir or os.path.join("results", "ranks", args.dataset, args.model))
     if not (model_dir / "train.json").exists():  # fail before loading any data
         raise FileNotFoundError(
@@ -90,7 +94,6 @@ def run(args: argparse.Namespace) -> int:
     if args.output.endswith(".parquet"):
         write_ranks(frame, args.output)
     else:
-        os.makedirs(os.path.dirname(args.output) or ".", exist_ok=True)
         frame.to_csv(args.output, index=False)
     print(f"{len(frame)} sampled ranks of {args.model} on {args.dataset} ({args.protocol}) -> {args.output}")
     return 0

@@ -27,6 +27,7 @@ from .. import __version__
 from ..metrics import global_metrics
 from ..models.base import check_seed
 from ..ranks import PROTOCOLS, global_ranks, write_ranks
+from ._common import check_output_dir, plain_text
 
 __all__ = ["STATE_FILE", "TRAIN_FILE", "load_trained", "parse_overrides", "register"]
 
@@ -64,14 +65,17 @@ def register(subparsers) -> None:
     """Add the ``train`` command."""
     parser = subparsers.add_parser(
         "train", help="fit a recommender and write the global ranks of its test users",
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
+        description=plain_text(__doc__), formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--dataset", required=True, help="registered dataset name, e.g. ml-1m")
     parser.add_argument("--model", required=True, help="registered model name, e.g. ease, krX")
     parser.add_argument("--set", dest="overrides", action="append", metavar="KEY=VALUE",
                         help="override a hyper-parameter (repeatable); none/true/false/numbers are typed")
     parser.add_argument("--seed", type=int, default=0, help="seed of the fit and of the tie-break (default 0)")
-    parser.add_argument("--out-dir", help="output folder (default results/ranks/<dataset>/<model>)")
+    parser.add_argument("--out-dir", metavar="DIR",
+                        help="output folder, created if missing; the folder that holds DIR must exist "
+                             "and files of an earlier run in DIR are overwritten (default "
+                             "results/ranks/<dataset>/<model>, created with its parents)")
     parser.add_argument("--protocols", nargs="+", default=list(PROTOCOLS), choices=PROTOCOLS,
                         help="candidate protocols to rank under (default: both)")
     parser.add_argument("--batch-size", type=int, default=1024, help="users scored at once (default 1024)")
@@ -90,6 +94,8 @@ def run(args: argparse.Namespace) -> int:
     seed = check_seed(args.seed)
     if seed is None:
         raise ValueError("--seed is required")
+    if args.out_dir:
+        check_output_dir(args.out_dir)
     out_dir = Path(args.out_dir or os.path.join("results", "ranks", args.dataset, args.model))
     overrides = parse_overrides(args.overrides)
     model = make_model(args.model, args.dataset, overrides)  # fails early on a bad name or key
