@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy.linalg.blas import dsyrk
-from tqdm.auto import tqdm
+from tqdm import tqdm
 
 __all__ = [
     "DEFAULT_MAX_ITER",

@@ -1,30 +1,25 @@
-"""Each notebook runs under papermill with tiny parameters and writes its tables and figures."""
+"""Each notebook of workflow/notebooks.yaml runs under papermill on tiny tables and shows its figures."""
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
+import pandas as pd
 import pytest
+import yaml
 
-from itemsampling import experiments_krichene as ek
-from itemsampling.experiments_krichene import load_ranks
+from itemsampling.commands.study import load_study
+from itemsampling.studies.tables import find_root, read_table, write_table
 
-REPO = __import__("pathlib").Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[2]
+NOTEBOOKS = yaml.safe_load((REPO / "workflow" / "notebooks.yaml").read_text())
 
 papermill = pytest.importorskip("papermill")
 
-pytestmark = [pytest.mark.notebook, pytest.mark.slow]
-
-
-def _run(name, tmp_path, parameters):
-    out = tmp_path / f"{name}.ipynb"
-    papermill.execute_notebook(str(REPO / "notebooks" / f"{name}.ipynb"), str(out), parameters=parameters,
-                               kernel_name="python3", cwd=str(tmp_path), progress_bar=False)
-    return out
-
 
 def test_notebooks_have_one_parameters_cell_and_no_outputs():
-    for name in ("00_data_and_models", "01_sampled_metrics"):
+    for name in NOTEBOOKS:
         nb = json.loads((REPO / "notebooks" / f"{name}.ipynb").read_text())
         tagged = [c for c in nb["cells"] if "parameters" in c.get("metadata", {}).get("tags", [])]
         assert len(tagged) == 1, name
@@ -32,29 +27,48 @@ def test_notebooks_have_one_parameters_cell_and_no_outputs():
         assert nb["metadata"]["kernelspec"]["name"] == "python3"
 
 
-def test_data_and_models_notebook(tiny_results):
-    _run("00_data_and_models", tiny_results,
-         {"datasets": {"tiny": ["m1", "m2"]}, "protocols": ["unseen", "all"], "max_k": 5, "root": str(tiny_results)})
-    for name in ("training", "training_times", "exact_metrics"):
-        assert (tiny_results / "results" / "tables" / "00_data_and_models" / f"{name}.csv").exists()
-    for kind in ("metrics_at_k", "rank_distribution"):
-        for ext in ("pdf", "png"):
-            assert (tiny_results / "figures" / "00_data_and_models" / f"{kind}_tiny.{ext}").exists()
+def test_the_root_is_found_from_any_folder_below_it(tmp_path):
+    (tmp_path / "Snakefile").touch()
+    (tmp_path / "notebooks").mkdir()
+    assert find_root(tmp_path / "notebooks") == tmp_path.resolve()
+    with pytest.raises(FileNotFoundError, match="no Snakefile"):
+        find_root("/")
 
 
-def test_sampled_metrics_notebook(tiny_results):
-    ranks = {label: load_ranks(tiny_results / "results" / "ranks" / "tiny" / m / "unseen.parquet")
-             for label, m in (("X", "m1"), ("Y", "m2"))}
-    tables = ek.sampled_metrics_tables(ranks, sample_size=21, repeats=3, seed=0, k=10, gammas=[0.1],
-                                       scheme="binomial", n_groups=2, curve_sample_sizes=[11, 21],
-                                       curve_gamma=0.1)
-    for name, frame in tables.items():
-        ek.write_table(frame, tiny_results / "results" / "tables" / "01_sampled_metrics" / f"{name}.csv")
-    _run("01_sampled_metrics", tiny_results,
-         {"dataset": "tiny", "recommenders": {"X": "m1", "Y": "m2"}, "sample_size": 21, "repeats": 3,
-          "gammas": [0.1], "toy_repeats": 5, "root": str(tiny_results)})
-    for name in ("table1_toy_exact", "table2_toy_sampled"):
-        assert (tiny_results / "results" / "tables" / "01_sampled_metrics" / f"{name}.csv").exists()
-    for name in ("fig1_metric_vs_rank", "fig2_toy_expected_vs_sample_size", "fig3_expected_vs_true_rank",
-                 "fig4_corrected_ap", "fig5_rank_distributions", "fig6_expected_recall_vs_sample_size"):
-        assert (tiny_results / "figures" / "01_sampled_metrics" / f"{name}.pdf").exists(), name
+def test_a_missing_table_names_the_snakemake_target(tmp_path):
+    with pytest.raises(FileNotFoundError, match=r"snakemake --cores 2 results/tables/01_sampled_metrics/table3.csv"):
+        read_table("01_sampled_metrics", "table3", tmp_path)
+
+
+@pytest.mark.notebook
+@pytest.mark.slow
+@pytest.mark.parametrize("name", list(NOTEBOOKS))
+def test_notebook_runs_on_tiny_tables_and_shows_every_figure(name, tiny_results):
+    spec = NOTEBOOKS[name]
+    study, config = load_study(spec["study"]), spec["test"]
+    chunks = [study.chunk_table(config, 0, chunk, pd.read_parquet(
+        tiny_results / "results" / "ranks" / chunk["dataset"] / chunk["model"] / f"{chunk['protocol']}.parquet"))
+        for chunk in study.chunks(config)]
+    runs = pd.concat(chunks, ignore_index=True) if chunks else None
+    tables = study.study_tables(config, 0, runs, tiny_results)
+    assert set(tables) == set(spec["tables"])
+    for table, frame in tables.items():
+        write_table(frame, tiny_results / "results" / "tables" / name / f"{table}.csv")
+    (tiny_results / "Snakefile").touch()  # marks the root that the notebook looks for by default
+    (tiny_results / "notebooks").mkdir()
+    out = tiny_results / f"{name}.ipynb"
+    papermill.execute_notebook(str(REPO / "notebooks" / f"{name}.ipynb"), str(out), parameters={**config, "seed": 0},
+                               kernel_name="python3", cwd=str(tiny_results / "notebooks"), progress_bar=False)
+    assert "root = None" in (REPO / "notebooks" / f"{name}.ipynb").read_text()
+    executed = json.loads(out.read_text())
+    outputs = [o for c in executed["cells"] if c["cell_type"] == "code" for o in c.get("outputs", [])]
+    images = [o for o in outputs if "image/png" in o.get("data", {})]
+    expected = [f for f in spec["figures"] for _ in (config["datasets"] if f.get("per") == "dataset" else [0])]
+    assert len(images) == len(expected)
+    assert not [o for o in outputs if o.get("name") == "stderr"], "warnings or progress bars in the outputs"
+    assert not (tiny_results / "notebooks" / "figures").exists()  # writes only under the root
+    for figure in spec["figures"]:
+        stems = [f"{figure['name']}_{d}" for d in config["datasets"]] if figure.get("per") == "dataset" \
+            else [figure["name"]]
+        for stem in stems:
+            assert (tiny_results / "figures" / name / f"{stem}.pdf").exists(), stem

@@ -10,8 +10,10 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 REPO = __import__("pathlib").Path(__file__).resolve().parents[2]
+NOTEBOOKS = yaml.safe_load((REPO / "workflow" / "notebooks.yaml").read_text())
 
 pytestmark = pytest.mark.workflow
 
@@ -36,7 +38,8 @@ def _snakemake(*args, cwd, timeout=600):
 def test_dry_run(extra, tmp_path):
     result = _snakemake("-n", "--directory", str(tmp_path), *extra, cwd=REPO)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "sampled_metrics_tables" in result.stdout and "notebook_html" in result.stdout
+    for rule in ("study_chunk", "tables_01_sampled_metrics", "notebook_00_data_and_models", "notebook_html"):
+        assert rule in result.stdout, rule
 
 
 def test_lint_is_clean():
@@ -74,21 +77,17 @@ def test_smoke_run_writes_every_output_and_reruns_identically(tmp_path):
     smoke = ["--directory", str(tmp_path), "--configfile", str(REPO / "config" / "smoke.yaml"), "--cores", "2"]
     result = _snakemake(*smoke, cwd=REPO, timeout=900)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-    expected = [f"results/notebooks/{nb}.{ext}" for nb in ("00_data_and_models", "01_sampled_metrics")
-                for ext in ("ipynb", "html")]
-    expected += [f"results/tables/01_sampled_metrics/{n}.csv" for n in
-                 ("table1_toy_exact", "table2_toy_sampled", "table3_runs", "table3", "table4", "fig6_expected_recall")]
-    expected += [f"results/tables/00_data_and_models/{n}.csv" for n in ("datasets", "training", "training_times", "exact_metrics")]
-    expected += [f"figures/00_data_and_models/{kind}_{d}.{ext}" for kind in ("metrics_at_k", "rank_distribution")
-                 for d in ("ml-100k", "synthetic") for ext in ("pdf", "png")]
-    expected += [f"figures/01_sampled_metrics/{n}.{ext}" for n in
-                 ("fig1_metric_vs_rank", "fig2_toy_expected_vs_sample_size", "fig3_expected_vs_true_rank",
-                  "fig4_corrected_ap", "fig5_rank_distributions", "fig6_expected_recall_vs_sample_size")
-                 for ext in ("pdf", "png")]
+    expected = [f"results/notebooks/{nb}.{ext}" for nb in NOTEBOOKS for ext in ("ipynb", "html")]
+    expected += [f"results/tables/{nb}/{name}.csv" for nb, spec in NOTEBOOKS.items() for name in spec["tables"]]
+    expected += ["results/tables/00_data_and_models/datasets.csv"]
+    datasets = ("ml-100k", "synthetic")
+    expected += [f"figures/{nb}/{f['name']}{'_' + d if f.get('per') else ''}.{ext}"
+                 for nb, spec in NOTEBOOKS.items() for f in spec["figures"]
+                 for d in (datasets if f.get("per") else ("",)) for ext in ("pdf", "png")]
     missing = [p for p in expected if not (tmp_path / p).exists()]
     assert not missing
     before = _digests(tmp_path)
     shutil.rmtree(tmp_path / "results" / "tables" / "01_sampled_metrics")
-    result = _snakemake(*smoke, "--forcerun", "notebook_data_and_models", cwd=REPO, timeout=900)
+    result = _snakemake(*smoke, "--forcerun", "notebook_00_data_and_models", cwd=REPO, timeout=900)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     assert _digests(tmp_path) == before

@@ -137,7 +137,7 @@ def report_figures(notebook):
 
 def notebook_parameters(notebook):
     """Papermill parameters of a notebook, as a JSON string (JSON is valid YAML)."""
-    return json.dumps({**study_config(notebook), "seed": config["seed"]}, sort_keys=True)
+    return json.dumps({**study_config(notebook), "seed": config["seed"], "root": "."}, sort_keys=True)
 
 
 def all_targets():

@@ -49,7 +49,7 @@ for _notebook, _spec in NOTEBOOKS.items():
             config=study_config_json(_notebook),
             seed=config["seed"],
             tables=" ".join(_spec["tables"]),
-            out_dir=f"results/tables/{_notebook}",
+            out_dir=lambda wildcards, output: str(Path(output[0]).parent),
         threads: 1
         conda:
             ENV

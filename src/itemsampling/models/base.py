@@ -23,7 +23,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 import scipy.sparse as sp
-from tqdm.auto import tqdm
+from tqdm import tqdm
 
 from .._validation import check_positive_integer
 

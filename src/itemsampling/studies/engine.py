@@ -29,7 +29,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
-from tqdm.auto import tqdm
+from tqdm import tqdm
 
 from .._validation import check_choice, check_positive_integer, check_ranks, check_seed
 from ..candidates import DEFAULT_N_GROUPS
