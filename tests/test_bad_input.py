@@ -132,6 +132,8 @@ STATS = ["data", "stats", "--dataset", "no-such-dataset"]
 TRAIN = ["train", "--dataset", "no-such-dataset", "--model", "no-such-model"]
 RANKS = ["ranks", "--dataset", "no-such-dataset", "--model", "no-such-model", "--protocol", "all",
          "--sample-size", "10"]
+STUDY = ["study"]
+STUDY_ARGS = ["--study", "sampled_metrics", "--config", "{{}}", "--seed", "0"]
 MISSING_FOLDER = "the folder '{folder}{sep}no-such-folder' does not exist; create it first"
 
 COMMAND_CASES = [
@@ -170,6 +172,16 @@ COMMAND_CASES = [
     # itemsampling train
     pytest.param([*TRAIN, "--out-dir", "{no_folder}"], MISSING_FOLDER, id="train/out-dir-folder-missing"),
     pytest.param([*TRAIN, "--out-dir", "{file}"], "--out-dir '{file}' is a file", id="train/out-dir-is-a-file"),
+    # itemsampling study
+    pytest.param([*STUDY, "chunk", *STUDY_ARGS, "--dataset", "d", "--model", "m", "--protocol", "all",
+                  "--output", "{no_folder}"], MISSING_FOLDER, id="study-chunk/output-folder-missing"),
+    pytest.param([*STUDY, "chunk", "--study", "nosuch", "--config", "{{}}", "--seed", "0", "--dataset", "d",
+                  "--model", "m", "--protocol", "all", "--output", "{folder}{sep}x.parquet"],
+                 "unknown study 'nosuch'", id="study-chunk/unknown-study"),
+    pytest.param([*STUDY, "tables", *STUDY_ARGS, "--tables", "t", "--out-dir", "{file}"],
+                 "--out-dir '{file}' is a file", id="study-tables/out-dir-is-a-file"),
+    pytest.param([*STUDY, "tables", "--study", "sampled_metrics", "--config", "[1]", "--seed", "0", "--tables", "t",
+                  "--out-dir", "{folder}"], "--config must be a JSON object", id="study-tables/config-not-an-object"),
     # itemsampling ranks
     pytest.param([*RANKS, "--output", "{no_folder}"], MISSING_FOLDER, id="ranks/output-folder-missing"),
     pytest.param([*RANKS, "--output", "{folder}"], "--output '{folder}' is a folder", id="ranks/output-is-a-folder"),

@@ -22,7 +22,7 @@ import argparse
 import os
 from pathlib import Path
 
-from ..models.base import check_seed
+from .._validation import check_seed
 from ..ranks import PROTOCOLS, adaptive_sampled_ranks, sampled_ranks, write_ranks
 from ._common import check_output_file, plain_text
 
@@ -66,8 +66,7 @@ def _check_arguments(args: argparse.Namespace) -> None:
             raise ValueError("--sample-size is required (or use --adaptive with --n0 and --n-max)")
         if args.n0 is not None or args.n_max is not None:
             raise ValueError("--n0 and --n-max apply only with --adaptive")
-    if check_seed(args.seed) is None:
-        raise ValueError("--seed is required")
+    check_seed(args.seed)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -12,6 +12,7 @@ study's parameters as JSON (what ``study_config`` returns for the workflow confi
 
 from __future__ import annotations
 
+import argparse
 import importlib
 import json
 from pathlib import Path
@@ -20,7 +21,8 @@ import pandas as pd
 
 from .._validation import check_seed
 from ..studies.engine import LABELS
-from ..studies.tables import write_table
+from ..studies.tables import read_ranks, write_table
+from ._common import check_output_dir, check_output_file, plain_text
 
 __all__ = ["load_study", "register"]
 
@@ -41,7 +43,8 @@ def load_study(name: str):
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser("study", help="compute the runs and tables of one study",
-                                   description=__doc__.split("\n\n")[0])
+                                   description=plain_text(__doc__),
+                                   formatter_class=argparse.RawDescriptionHelpFormatter)
     steps = parser.add_subparsers(dest="step", required=True, metavar="STEP")
     for step, help_text in (("chunk", "repeated sampling and estimation on one ranks file"),
                             ("tables", "every table of the study, from its chunks and ranks")):
@@ -72,20 +75,16 @@ def _config(args) -> dict:
         raise ValueError(f"--config is not valid JSON: {exc}") from None
     if not isinstance(config, dict):
         raise ValueError("--config must be a JSON object of the study's parameters")
-    if check_seed(args.seed) is None:
-        raise ValueError("--seed must be an integer >= 0")
+    check_seed(args.seed)
     return config
 
 
 def _chunk(args) -> int:
+    check_output_file(str(args.output))
     study, config = load_study(args.study), _config(args)
     labels = {label: getattr(args, label) for label in LABELS}
     if labels not in study.chunks(config):
         raise ValueError(f"{labels} is not a chunk of study {args.study!r}; its chunks: {study.chunks(config)}")
-    if not args.output.parent.is_dir():
-        raise ValueError(f"the folder of --output, {args.output.parent}, does not exist")
-    from ..studies.tables import read_ranks
-
     ranks = read_ranks(labels["dataset"], labels["model"], labels["protocol"], args.root)
     table = study.chunk_table(config, args.seed, labels, ranks)
     tmp = args.output.with_name(f".{args.output.name}.tmp")
@@ -95,9 +94,8 @@ def _chunk(args) -> int:
 
 
 def _tables(args) -> int:
+    check_output_dir(str(args.out_dir))
     study, config = load_study(args.study), _config(args)
-    if args.out_dir.exists() and not args.out_dir.is_dir():
-        raise ValueError(f"--out-dir {args.out_dir} is a file, not a folder")
     runs = pd.concat([pd.read_parquet(p, engine="pyarrow") for p in args.runs], ignore_index=True) if args.runs else None
     tables = study.study_tables(config, args.seed, runs, args.root)
     expected, made = set(args.tables), set(tables)

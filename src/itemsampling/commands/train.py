@@ -24,8 +24,8 @@ from pathlib import Path
 import numpy as np
 
 from .. import __version__
+from .._validation import check_seed
 from ..metrics import global_metrics
-from ..models.base import check_seed
 from ..ranks import PROTOCOLS, global_ranks, write_ranks
 from ._common import check_output_dir, plain_text
 
@@ -92,8 +92,6 @@ def run(args: argparse.Namespace) -> int:
     from ..models.registry import make_model
 
     seed = check_seed(args.seed)
-    if seed is None:
-        raise ValueError("--seed is required")
     if args.out_dir:
         check_output_dir(args.out_dir)
     out_dir = Path(args.out_dir or os.path.join("results", "ranks", args.dataset, args.model))
