@@ -43,6 +43,7 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_estimators.py $(BENCH_ARGS)
+	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 $(BIN)/python benchmarks/bench_engine.py
 
 clean-venv:
 	rm -rf $(VENV)

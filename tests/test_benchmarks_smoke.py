@@ -83,3 +83,16 @@ def test_quick_mes_objectives_printed_and_equal(quick_run):
             ours, cvx = float(fields["f_ours"]), float(fields["f_cvxpy"])
             assert abs(ours - cvx) <= 1e-6 * abs(ours)
             assert ours <= cvx + 1e-9 * abs(ours)  # ours is certified optimal to 1e-10
+
+
+ENGINE = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_engine.py"
+
+
+@pytest.mark.slow
+def test_engine_benchmark_quick_run_agrees_with_estimate():
+    done = subprocess.run([sys.executable, str(ENGINE), "--quick"], capture_output=True, text=True, timeout=600,
+                          check=False)
+    assert done.returncode == 0, done.stderr
+    (row,) = parse_table(done.stdout)
+    assert float(row["max_abs_diff"]) <= 1e-12
+    assert float(row["time_s"]) > 0 and float(row["speedup"]) > 0 and float(row["peak_MiB"]) >= 0
