@@ -70,6 +70,8 @@ def study_config_json(notebook):
 check_config(config)
 
 DATASETS = sorted(config["train"])
+#: the notebook whose folder holds the dataset summary of rule dataset_summary
+DATA_NOTEBOOK = next(nb for nb, spec in NOTEBOOKS.items() if "datasets" in spec.get("inputs", []))
 PAIRS = sorted((d, m) for d, models in config["train"].items() for m in models)
 
 
@@ -142,6 +144,6 @@ def notebook_parameters(notebook):
 
 def all_targets():
     targets = [f"results/notebooks/{nb}.{ext}" for nb in NOTEBOOKS for ext in ("ipynb", "html")]
-    targets += [table("00_data_and_models", "datasets")]
     targets += [t for nb in NOTEBOOKS for t in notebook_tables(nb)]
+    targets += [table(nb, name) for nb in NOTEBOOKS for name in NOTEBOOKS[nb].get("inputs", [])]
     return targets

@@ -19,7 +19,7 @@ rule dataset_summary:
     input:
         expand("results/ranks/{dataset}/verified.txt", dataset=DATASETS),
     output:
-        table("00_data_and_models", "datasets"),
+        table(DATA_NOTEBOOK, "datasets"),
     log:
         "results/logs/data/dataset_summary.log",
     params:

@@ -9,7 +9,7 @@ for _notebook in NOTEBOOKS:
             f"notebook_{_notebook}"
         input:
             tables=notebook_tables(_notebook),
-            extra=[table("00_data_and_models", "datasets")] if _notebook == "00_data_and_models" else [],
+            extra=[table(_notebook, name) for name in NOTEBOOKS[_notebook].get("inputs", [])],
             notebook=notebook_source(_notebook),
             source=PACKAGE,
         output:

@@ -33,7 +33,7 @@ from ..kernels import SCHEMES
 from ..metrics import METRICS
 from ._common import check_output_file, plain_text
 
-__all__ = ["ESTIMATOR_OPTIONS", "parse_ks", "read_distribution", "read_ranks", "register"]
+__all__ = ["ESTIMATOR_OPTIONS", "parse_ks", "read_distribution", "read_sampled_ranks", "register"]
 
 DEFAULT_METRICS = ("recall", "ndcg", "ap")
 DEFAULT_KS = "1-50"
@@ -122,7 +122,7 @@ def parse_ks(text: str) -> list[int]:
     return ks
 
 
-def read_ranks(source: str) -> pd.DataFrame:
+def read_sampled_ranks(source: str) -> pd.DataFrame:
     """Read the ranks CSV (``-`` for stdin) and check that it has a ``rank`` column.
 
     Blank lines are errors rather than skipped: in a file with only a ``rank`` column a blank
@@ -253,7 +253,7 @@ def _run(args) -> int:
     if args.output:
         check_output_file(args.output)
     options = _estimator_options(args)
-    table = read_ranks(args.ranks)
+    table = read_sampled_ranks(args.ranks)
     sample_size = _sample_size(table, args.sample_size, args.method)
     ks = np.concatenate(args.k).tolist() if args.k else parse_ks(DEFAULT_KS)
     result = estimate(table["rank"].to_numpy(), args.n_items, sample_size, args.method,

@@ -62,6 +62,8 @@ __all__ = [
 
 #: Column order of K&R Tables 3–4 (after "Exact").
 PAPER_METHODS = ("sampled", "rank_estimate", "cls", "bv_1", "bv_0.1", "bv_0.01", "bv_0.001")
+#: Sample set size of K&R Fig. 4 (m = 100 sampled items).
+FIG4_SAMPLE_SIZE = 101
 #: Entries of P(r | R) evaluated at once by :func:`expected_metric_curve` (~100 MB).
 _BLOCK_ENTRIES = 2**23
 
@@ -262,7 +264,7 @@ def expected_vs_true_rank(scheme: str, sample_sizes: Sequence[int] = (2, 11, 101
     return out
 
 
-def corrected_ap(gammas: Sequence[float], scheme: str, sample_size: int = 101,
+def corrected_ap(gammas: Sequence[float], scheme: str, sample_size: int = FIG4_SAMPLE_SIZE,
                  points: int = 400) -> dict[str, pd.DataFrame]:
     """AP corrected by CLS and BV γ on the toy catalogue (uniform prior; Fig. 4).
 
@@ -444,20 +446,36 @@ def study_tables(config: Mapping, seed: int, runs: pd.DataFrame, root: str | Pat
     curve = expected_metric_curve(ranks, config["curve_sample_sizes"], "recall", config["k"],
                                   (("sampled", None), ("bv", float(config["curve_gamma"]))),
                                   config["scheme"], config["n_item_groups"])
-    return {
-        **toy_tables(config["toy_repeats"], seed, _kernel_scheme(config["scheme"])),
-        "fig2_toy_expected": toy_expected_curves(_kernel_scheme(config["scheme"])),
-        "fig3_expected_vs_true_rank": expected_vs_true_rank(_kernel_scheme(config["scheme"])),
-        **corrected_ap(config["gammas"], _kernel_scheme(config["scheme"])),
-        "rank_summary": rank_summary(ranks),
-        "fig5_rank_histogram": rank_histogram(ranks),
+    kernel = _kernel_scheme(config["scheme"])
+    toy_keys = {"dataset": "toy", "protocol": "all"}
+    real_keys = {"dataset": config["dataset"], "protocol": config["protocol"]}
+    sampled = {"scheme": config["scheme"], "sample_size": config["sample_size"]}
+    tables = {
+        **{name: _with_keys(frame, {**toy_keys, **({"scheme": kernel, "sample_size": toy.TOY_SAMPLE_SIZE}
+                                                  if name == "table2_toy_sampled" else {})})
+           for name, frame in toy_tables(config["toy_repeats"], seed, kernel).items()},
+        "fig2_toy_expected": _with_keys(toy_expected_curves(kernel), {**toy_keys, "scheme": kernel}),
+        "fig3_expected_vs_true_rank": _with_keys(expected_vs_true_rank(kernel), {**toy_keys, "scheme": kernel}),
+        **{name: _with_keys(frame, {**toy_keys, "scheme": kernel, "sample_size": FIG4_SAMPLE_SIZE})
+           for name, frame in corrected_ap(config["gammas"], kernel).items()},
+        "rank_summary": _with_keys(rank_summary(ranks), real_keys),
+        "fig5_rank_histogram": _with_keys(rank_histogram(ranks), real_keys),
         "table3_runs": runs[["recommender", *[c for c in runs.columns if c != "recommender"]]],
-        "table3": table3,
-        "table3_orders": mean_orders(table3),
-        "table4": order_agreement(runs),
-        "fig6_expected_recall": curve,
-        "fig6_smallest_sample": smallest_correct_sample(curve),
+        "table3": _with_keys(table3, {**real_keys, **sampled}),
+        "table3_orders": _with_keys(mean_orders(table3), {**real_keys, **sampled}),
+        "table4": _with_keys(order_agreement(runs), {**real_keys, **sampled}),
+        "fig6_expected_recall": _with_keys(curve, {**real_keys, "scheme": config["scheme"]}),
+        "fig6_smallest_sample": _with_keys(smallest_correct_sample(curve), {**real_keys, "scheme": config["scheme"]}),
     }
+    return tables
+
+
+def _with_keys(frame: pd.DataFrame, keys: Mapping) -> pd.DataFrame:
+    """``frame`` with the setting columns (dataset, protocol, scheme, sample_size) in front."""
+    out = frame.copy()
+    for i, (name, value) in enumerate(keys.items()):
+        out.insert(i, name, value)
+    return out
 
 
 def _kernel_scheme(scheme: str) -> str:
