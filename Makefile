@@ -25,13 +25,13 @@ test: $(STAMP)
 	$(BIN)/python -m pytest
 
 reproduce: $(STAMP)
-	$(BIN)/snakemake --cores $(CORES)
-	$(BIN)/snakemake --cores $(CORES) --report results/report.html
+	$(BIN)/snakemake --profile profiles/local --cores $(CORES)
+	$(BIN)/snakemake --profile profiles/local --cores $(CORES) --report results/report.html
 
 # Rerun the whole study from scratch and verify that every committed table is reproduced byte
 # for byte (wall times, kept in *_times.csv, are the only numbers allowed to change).
 check: $(STAMP)
-	$(BIN)/snakemake --cores $(CORES) --forceall
+	$(BIN)/snakemake --profile profiles/local --cores $(CORES) --forceall
 	git diff --exit-code --stat -- results/tables ':(exclude)results/tables/*/*_times.csv'
 	@echo "every committed table was reproduced byte for byte"
 

@@ -2,8 +2,9 @@
 # notebooks (executed, HTML) -> `snakemake --report`. Scientific parameters are in config/
 # (validated against workflow/schemas/config.schema.yaml); threads and memory in rules and profiles/.
 #
-#   snakemake --profile profiles/default                          # the default config
-#   snakemake --profile profiles/default --configfile config/smoke.yaml   # a few minutes
+#   snakemake --profile profiles/local                            # the default config, locally
+#   snakemake --profile profiles/local --configfile config/smoke.yaml     # a few minutes
+#   snakemake --profile profiles/slurm                            # on a SLURM cluster
 #   snakemake --report results/report.html                        # figures with captions
 from pathlib import Path
 

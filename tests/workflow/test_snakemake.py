@@ -91,3 +91,17 @@ def test_smoke_run_writes_every_output_and_reruns_identically(tmp_path):
     result = _snakemake(*smoke, "--forcerun", "notebook_00_data_and_models", cwd=REPO, timeout=900)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     assert _digests(tmp_path) == before
+
+
+def test_slurm_profile_gives_each_rule_its_threads_and_resources(tmp_path):
+    # a dry run caps threads at --cores; on a cluster each job gets a node's cores
+    result = _snakemake("-n", "--profile", str(REPO / "profiles" / "slurm"), "--directory", str(tmp_path),
+                        "--cores", "64", cwd=REPO)
+    assert result.returncode == 0, result.stdout + result.stderr
+    jobs = result.stdout.split("\nrule ")
+    train = [job for job in jobs if job.startswith("train_and_rank:")]
+    assert train and all("threads: 4" in job and "OMP_NUM_THREADS=4" in job for job in train)
+    assert all("mem_mb=16000" in job and "cpus_per_task=4" in job and "runtime=480" in job for job in train)
+    chunks = [job for job in jobs if job.startswith("study_chunk:")]
+    assert chunks and all("OMP_NUM_THREADS=1" in job and "mem_mb=4000" in job for job in chunks)
+    assert "Using workflow specific profile" not in result.stdout + result.stderr  # the local profile stays local

@@ -14,14 +14,12 @@ from itemsampling.studies.tables import ranks_path, table_path
 #: the repository root (where the Snakefile lives); sources are read from here, outputs are
 #: written relative to the working directory (the same folder unless --directory is given)
 ROOT = Path(workflow.basedir)
-#: every rule runs in this environment when --software-deployment-method conda is given
-ENV = str(ROOT / "environment.yml")
 #: the notebooks, their studies, tables and figures
 NOTEBOOKS = yaml.safe_load((ROOT / "workflow" / "notebooks.yaml").read_text())
 
 # Shell commands (itemsampling, papermill, jupyter) come from the environment that runs
-# Snakemake, even when it is not activated (e.g. `.venv/bin/snakemake`); a conda environment
-# given by --software-deployment-method conda is still put in front of this.
+# Snakemake, even when it is not activated (e.g. `.venv/bin/snakemake`). Rules have no per-rule
+# conda environments: every rule runs in that one environment (.venv or environment.yml).
 os.environ.update(PATH=os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]))
 
 _PACKAGE_DIR = ROOT / "src" / "itemsampling"

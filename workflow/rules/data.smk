@@ -6,8 +6,6 @@ rule verify_data:
         "results/ranks/{dataset}/verified.txt",
     log:
         "results/logs/data/verify_{dataset}.log",
-    conda:
-        ENV
     resources:
         mem_mb=2000,
         runtime=30,
@@ -24,8 +22,6 @@ rule dataset_summary:
         "results/logs/data/dataset_summary.log",
     params:
         datasets=" ".join(f"--dataset {d}" for d in DATASETS),
-    conda:
-        ENV
     resources:
         mem_mb=4000,
         runtime=30,

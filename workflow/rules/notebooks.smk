@@ -21,8 +21,6 @@ for _notebook in NOTEBOOKS:
         params:
             parameters=notebook_parameters(_notebook),
         threads: 1
-        conda:
-            ENV
         resources:
             mem_mb=4000,
             runtime=30,
@@ -41,8 +39,6 @@ rule notebook_html:
         "results/logs/notebooks/{notebook}_html.log",
     params:
         out_dir=lambda wildcards, output: str(Path(output[0]).parent),
-    conda:
-        ENV
     resources:
         mem_mb=2000,
         runtime=10,

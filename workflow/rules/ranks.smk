@@ -25,8 +25,6 @@ rule train_and_rank:
         seed=config["seed"],
         out_dir=lambda wildcards, output: str(Path(output.info).parent),
     threads: 2
-    conda:
-        ENV
     resources:
         mem_mb=12000,
         runtime=240,

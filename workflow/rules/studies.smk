@@ -19,8 +19,6 @@ rule study_chunk:
         config=lambda w: study_config_json(w.notebook),
         seed=config["seed"],
     threads: 1
-    conda:
-        ENV
     resources:
         mem_mb=4000,
         runtime=120,
@@ -51,8 +49,6 @@ for _notebook, _spec in NOTEBOOKS.items():
             tables=" ".join(_spec["tables"]),
             out_dir=lambda wildcards, output: str(Path(output[0]).parent),
         threads: 1
-        conda:
-            ENV
         resources:
             mem_mb=4000,
             runtime=60,
