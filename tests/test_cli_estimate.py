@@ -209,3 +209,28 @@ def test_read_distribution_skips_a_header_line_only(tmp_path):
     np.testing.assert_array_equal(read_distribution(str(path), 3), [0.25, 0.25, 0.5])
     path.write_text("p\n0.25\n0.25\n0.5\n")
     np.testing.assert_array_equal(read_distribution(str(path), 3), [0.25, 0.25, 0.5])
+
+
+def test_per_user_candidates_from_a_column(tmp_path, capsys):
+    rng = np.random.default_rng(5)
+    n_items = rng.integers(300, 400, size=500)
+    ranks = its.sample_ranks(np.minimum(rng.integers(1, 200, size=500), n_items), n_items, 20, rng=rng)
+    path = tmp_path / "ranks.csv"
+    pd.DataFrame({"rank": ranks, "n_candidates": n_items}).to_csv(path, index=False)
+    status, out, _ = _run(["estimate", path, "--sample-size", 20, "--method", "mle", "--n-groups", 3, "--k", 10], capsys)
+    assert status == 0
+    want = estimate(ranks, n_items, 20, "mle", ks=[10], n_groups=3)
+    np.testing.assert_allclose(pd.read_csv(io.StringIO(out))["estimate"], want["estimate"], rtol=1e-9)
+    status, _, err = _run(["estimate", path, "--n-items", 400, "--sample-size", 20], capsys)
+    assert status == 2 and "not both" in err
+    pd.DataFrame({"rank": ranks}).to_csv(path, index=False)
+    status, _, err = _run(["estimate", path, "--sample-size", 20], capsys)
+    assert status == 2 and "--n-items is required" in err
+
+
+def test_clip_keeps_estimates_in_the_metric_range(tmp_path, capsys):
+    path = tmp_path / "ranks.csv"
+    pd.DataFrame({"rank": np.ones(30, dtype=int)}).to_csv(path, index=False)
+    status, out, _ = _run(["estimate", path, "--n-items", 3000, "--sample-size", 100, "--method", "bv", "--clip"], capsys)
+    assert status == 0
+    assert pd.read_csv(io.StringIO(out))["estimate"].between(0, 1).all()

@@ -1,5 +1,7 @@
 """Public estimators: statistical accuracy, consistency between methods, bad input."""
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -290,3 +292,45 @@ def test_rank_distribution_rejects_methods_without_one():
     for method in ("sampled", "rank_estimate", "cls"):
         with pytest.raises(ValueError, match=f"{method!r} corrects each metric separately.*mle"):
             rank_distribution([1, 2], 50, 10, method)
+
+
+# ---------------------------------------------------------------- impossible estimates
+
+
+def _strong_recommender(n_users, seed=0):
+    """Global ranks of a strong recommender (exact Recall@10 about 0.7) among N = 3,000 items."""
+    rng = np.random.default_rng(seed)
+    return np.minimum(np.ceil(rng.pareto(1.5, size=n_users) * 2), 3_000).astype(np.int64)
+
+
+@pytest.mark.parametrize(
+    ("case", "ranks"),
+    [
+        ("every user at r = 1", np.ones(50, dtype=np.int64)),
+        ("a single user", np.array([3])),
+        ("a strong recommender, 6,000 users", its.sample_ranks(_strong_recommender(6_000), 3_000, 100, rng=1)),
+    ],
+)
+@pytest.mark.parametrize("method", ["cls", "bv"])
+def test_estimates_outside_the_metric_range_warn_and_clip(case, ranks, method):
+    with pytest.warns(its.ImpossibleEstimateWarning, match=r"outside \[0, 1\].*clip=True"):
+        raw = its.estimate(ranks, 3_000, 100, method, metrics="recall", ks=range(1, 51))["estimate"]
+    assert ((raw < 0) | (raw > 1)).any(), case
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        clipped = its.estimate(ranks, 3_000, 100, method, metrics="recall", ks=range(1, 51), clip=True)["estimate"]
+    np.testing.assert_array_equal(clipped, np.clip(raw, 0, 1))
+
+
+def test_rank_distribution_methods_stay_in_range_without_a_warning():
+    ranks = its.sample_ranks(_strong_recommender(6_000), 3_000, 100, rng=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for method in ("mle", "mes"):
+            values = its.estimate(ranks, 3_000, 100, method, metrics=("recall", "ndcg"), ks=range(1, 51))["estimate"]
+            assert values.between(0, 1).all()
+
+
+def test_a_float_cut_off_is_rejected_clearly():
+    with pytest.raises(ValueError, match="cut-offs k must be positive integers"):
+        its.estimate([1, 2], 50, 10, "mle", ks=10.0)

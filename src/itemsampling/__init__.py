@@ -12,14 +12,25 @@ The public API (ranks are 1-based everywhere):
 ``fit_beta(sampled_ranks, n_items, sample_size)``            Beta@P parameter a (KDD'20 eq. 19)
 ``rank_distribution(sampled_ranks, n_items, n, method)``     estimate of P(R) (MLE, MES, ...)
 ``estimate(sampled_ranks, n_items, n, method, metrics, ks)`` estimated global metrics
+``estimate_many(sampled_ranks, n_items, n, estimators)``     several estimators sharing their work
 ``sampled_ranks_from_scores(scores, target_column, rng)``    sampled ranks r_u from a score matrix
 =========================================================== ===========================================
 
 References: Krichene & Rendle, KDD 2020; Li, Jin, Gao & Liu, KDD 2020; Jin, Li, Mudrak, Gao &
 Liu, AAAI 2021; Li, Jin, Liu, Ren, Gao & Liu, AAAI 2023.
+
+``n_items`` may be one N or the number of candidates N_u of each user (the ``unseen``
+protocol); see :func:`estimate`.
 """
 
-from .estimators import METHODS, estimate, rank_distribution
+from .estimators import (
+    METHODS,
+    Estimator,
+    ImpossibleEstimateWarning,
+    estimate,
+    estimate_many,
+    rank_distribution,
+)
 from .kernels import kernel_columns, rank_kernel
 from .mappings import expected_sampled_hit_ratio, fit_beta, mapping
 from .metrics import global_metrics, metric_weights
@@ -30,8 +41,11 @@ __version__ = "0.1.0"
 
 __all__ = [
     "METHODS",
+    "Estimator",
+    "ImpossibleEstimateWarning",
     "adaptive_sample_ranks",
     "estimate",
+    "estimate_many",
     "expected_sampled_hit_ratio",
     "fit_beta",
     "global_metrics",

@@ -43,6 +43,14 @@ Options (keyword arguments; each method accepts only those it uses, see
 - ``n_groups``: with per-user candidates N_u, the largest number of groups of users by N_u
   (default 20; see :func:`estimate`).
 
+**Impossible estimates.** Every metric lies in [0, 1]. The rank-distribution methods (``mle``,
+``wmle``, ``mes``, ``adaptive_mle``) always give values in that range; the linear corrections
+(``rank_estimate``, ``cls``, ``bv``, ``mn`` and the BV/MN variants) are unbiased on average over
+their prior, not constrained, and can leave it — with few users, a sampled rank distribution far
+from the prior (e.g. a strong recommender under the uniform prior), or small γ. :func:`estimate`
+returns the value of the method's definition, as in the papers, and warns with
+:class:`ImpossibleEstimateWarning`; ``clip=True`` clips to [0, 1] instead.
+
 :func:`estimate_many` runs several :class:`Estimator` on the same ranks at once, sharing their
 fits, kernels and fixed-prior operators (and, through a :class:`~itemsampling.kernels.KernelCache`,
 across calls).
@@ -51,6 +59,7 @@ across calls).
 from __future__ import annotations
 
 import hashlib
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -76,6 +85,7 @@ __all__ = [
     "METHODS",
     "RANK_DISTRIBUTION_METHODS",
     "Estimator",
+    "ImpossibleEstimateWarning",
     "estimate",
     "estimate_many",
     "method_options",
@@ -218,6 +228,7 @@ def estimate(
     method: str = "mn_mes",
     metrics: Sequence[str] | str = ("recall", "ndcg", "ap"),
     ks: Iterable[int | None] | int | None = range(1, 51),
+    clip: bool = False,
     **opts,
 ) -> pd.DataFrame:
     """Estimate global ``metric@K`` for many metrics and cut-offs from sampled ranks.
@@ -249,6 +260,10 @@ def estimate(
         rank), ``auc``.
     ks : int, None or iterable
         Cut-offs K (positive integers; ``None`` for no cut-off).
+    clip : bool
+        Clip estimates to the range [0, 1] of every metric. By default the value of the
+        method's definition is returned, and an :class:`ImpossibleEstimateWarning` says which
+        estimates lie outside [0, 1] (see "Impossible estimates" in the module docstring).
     **opts
         Options of the method (see the module docstring and :func:`method_options`).
 
@@ -276,7 +291,7 @@ def estimate(
             f"allowed: {', '.join(method_options(method))}"
         )
     table = estimate_many(sampled_ranks, n_items, sample_size, [Estimator(method, opts)], metrics, ks,
-                          scheme=scheme, n_groups=n_groups)
+                          scheme=scheme, n_groups=n_groups, clip=clip)
     return table.drop(columns="estimator")
 
 
@@ -292,6 +307,8 @@ def estimate_many(
     scheme: str = "binomial",
     n_groups: int | None = DEFAULT_N_GROUPS,
     cache: KernelCache | None = None,
+    clip: bool = False,
+    warn: bool = True,
 ) -> pd.DataFrame:
     """Several estimators on the same sampled ranks, sharing all the work they have in common.
 
@@ -315,6 +332,11 @@ def estimate_many(
         Groups of users by N_u (see :func:`estimate`).
     cache : KernelCache, optional
         Kernels and fixed-prior corrections reused across calls (a new one by default).
+    clip : bool
+        Clip every estimate to [0, 1] (see :func:`estimate`).
+    warn : bool
+        Warn (:class:`ImpossibleEstimateWarning`) when unclipped estimates lie outside [0, 1];
+        studies that record the methods' raw values turn this off.
 
     Returns
     -------
@@ -333,6 +355,11 @@ def estimate_many(
     batch = _Batch.build(sampled_ranks, n_items, sample_size, scheme, n_groups,
                          KernelCache() if cache is None else cache, per_user_sizes=per_user)
     values = np.vstack([batch.values(e, pairs) for e in estimators])
+    outside = (values < -_RANGE_TOL) | (values > 1 + _RANGE_TOL)
+    if clip:
+        values = np.clip(values, 0.0, 1.0)
+    elif warn and outside.any():
+        _warn_impossible(values, outside, labels, pairs)
     out = pd.DataFrame({
         "estimator": np.repeat(labels, len(pairs)),
         "metric": [m for m, _ in pairs] * len(estimators),
@@ -516,6 +543,27 @@ class _Batch:
         return out
 
 
+#: rounding error allowed beyond [0, 1] before an estimate counts as outside the metric's range
+_RANGE_TOL = 1e-9
+
+
+class ImpossibleEstimateWarning(UserWarning):
+    """An estimate lies outside [0, 1], the range of every metric (see the module docstring)."""
+
+
+def _warn_impossible(values, outside, labels, pairs) -> None:
+    rows, cols = np.nonzero(outside)
+    worst = int(np.argmax(np.maximum(-values[rows, cols], values[rows, cols] - 1)))
+    i, j = rows[worst], cols[worst]
+    metric, k = pairs[j]
+    warnings.warn(
+        f"{rows.size} estimate(s) lie outside [0, 1], the range of every metric, e.g. {labels[i]} "
+        f"{metric}@{'' if k is None else k} = {values[i, j]:.4g}: linear corrections (rank_estimate, cls, bv, "
+        "mn and their variants) can do this by construction, mostly with few users or an unsuitable "
+        "prior. Pass clip=True to clip to [0, 1], or prefer a rank-distribution method (mle, mes).",
+        ImpossibleEstimateWarning, stacklevel=3)
+
+
 def _split_common(opts: dict) -> tuple[str, int | None, dict]:
     opts = dict(opts)
     scheme = opts.pop("scheme", "binomial")
@@ -549,7 +597,7 @@ def _top(pairs, n_items: int) -> int:
 
 def _metric_k_pairs(metrics, ks) -> list[tuple[str, int | None]]:
     metrics = [metrics] if isinstance(metrics, str) else list(metrics)
-    ks = [ks] if ks is None or isinstance(ks, (int, np.integer)) else list(ks)
+    ks = [ks] if ks is None or np.isscalar(ks) else list(ks)
     if not metrics or not ks:
         raise ValueError("metrics and ks must each name at least one value")
     for k in ks:

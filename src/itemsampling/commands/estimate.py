@@ -1,16 +1,18 @@
 """``itemsampling estimate``: estimate global top-K metrics from a CSV file of sampled ranks.
 
 ``itemsampling estimate RANKS.csv --n-items N --sample-size n [--method mn_mes]
-[--metric ndcg ...] [--k 10 | --k 1-50 | --k 1,5,10 ...] [method options] [--output FILE]``
+[--metric ndcg ...] [--k 10 | --k 1-50 | --k 1,5,10 ...] [method options] [--clip] [--output FILE]``
 
 RANKS.csv has a column named ``rank``: the 1-based rank of each test user's held-out item
 among the n items of its sample set (the item itself and n - 1 sampled items); a blank line is
 an error. An optional column ``sample_size`` gives each user's own n (adaptive sampling; needs
-``--method adaptive_mle``). Use ``-`` to read the CSV from standard input. The result is a CSV
-table with the columns ``metric, k, estimate``, written to standard output or to ``--output``.
+``--method adaptive_mle``). An optional column ``n_candidates`` gives each user's number of
+candidate items N_u (the ``unseen`` protocol) in place of ``--n-items``. Use ``-`` to read the
+CSV from standard input. The result is a CSV table with the columns ``metric, k, estimate``,
+written to standard output or to ``--output``.
 
 Every option of :func:`itemsampling.estimate` except ``progress`` has a flag: ``--scheme``,
-``--gamma``, ``--prior``, ``--n-users``, ``--eta``, ``--eta-scale``, ``--weight``, ``--c``,
+``--n-groups``, ``--gamma``, ``--prior``, ``--n-users``, ``--eta``, ``--eta-scale``, ``--weight``, ``--c``,
 ``--init``, ``--max-iter`` and ``--tol``. A method takes only the options it uses (listed with
 each flag below); giving another one is an error. ``--prior`` and ``--init`` name a file with
 one probability per global rank R = 1..N: a ``.npy`` file with a 1-D array, or else a CSV file
@@ -39,8 +41,8 @@ DEFAULT_METRICS = ("recall", "ndcg", "ap")
 DEFAULT_KS = "1-50"
 #: options of :func:`itemsampling.estimate` that have a flag; ``progress`` is not one of them:
 #: the command shows a progress bar when standard error is a terminal
-ESTIMATOR_OPTIONS = ("scheme", "gamma", "prior", "n_users", "eta", "eta_scale", "weight", "c", "init",
-                     "max_iter", "tol")
+ESTIMATOR_OPTIONS = ("scheme", "n_groups", "gamma", "prior", "n_users", "eta", "eta_scale", "weight", "c",
+                     "init", "max_iter", "tol")
 #: options whose flag names a file with one probability per global rank
 _DISTRIBUTION_OPTIONS = ("prior", "init")
 
@@ -52,9 +54,11 @@ def register(subparsers) -> None:
         description=plain_text(__doc__), formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("ranks", metavar="RANKS.csv",
-                        help="CSV with a 'rank' column (and optionally 'sample_size'); '-' = stdin")
-    parser.add_argument("--n-items", type=int, required=True, metavar="N",
-                        help="number of items N ranked globally")
+                        help="CSV with a 'rank' column (and optionally 'sample_size', and "
+                             "'n_candidates': each user's number of candidate items N_u); '-' = stdin")
+    parser.add_argument("--n-items", type=int, metavar="N",
+                        help="number of items N ranked globally (needed unless the CSV has a column "
+                             "'n_candidates')")
     parser.add_argument("--sample-size", type=int, metavar="n",
                         help="sample set size n (the target plus n - 1 sampled items)")
     parser.add_argument("--method", default="mn_mes", choices=METHODS,
@@ -65,6 +69,9 @@ def register(subparsers) -> None:
     parser.add_argument("--k", action="append", type=parse_ks, metavar="K",
                         help=f"cut-off(s), repeatable: 10, 1-50 or 1,5,10 (default: {DEFAULT_KS})")
     _add_estimator_options(parser)
+    parser.add_argument("--clip", action="store_true",
+                        help="clip estimates to [0, 1] (by default values outside, which linear "
+                             "corrections can give, are reported as they are, with a warning)")
     parser.add_argument("--output", metavar="FILE",
                         help="write the CSV table to FILE instead of stdout; the folder of FILE must "
                              "exist and an existing FILE is overwritten")
@@ -76,6 +83,8 @@ def _add_estimator_options(parser: argparse.ArgumentParser) -> None:
     described = {
         "scheme": (dict(choices=SCHEMES), "sampling with replacement (binomial, default) or without "
                                           "(hypergeometric)"),
+        "n_groups": (dict(type=int, metavar="G"), "with per-user candidates (column n_candidates), the "
+                                                  "largest number of groups of users by N_u (default 20)"),
         "gamma": (dict(type=float, metavar="G"), "BV variance weight γ >= 0 (default 0.01)"),
         "prior": (dict(metavar="FILE"), "prior P(R), R = 1..N, of the correction (default uniform)"),
         "n_users": (dict(type=int, metavar="M"), "MN's number of users M (default: number of ranks)"),
@@ -231,7 +240,20 @@ def _sample_size(table: pd.DataFrame, given: int | None, method: str):
     return distinct[0].item()
 
 
-def _estimator_options(args) -> dict:
+def _n_items(table: pd.DataFrame, given: int | None):
+    """One N (``--n-items``), or each user's N_u from the column ``n_candidates``."""
+    if "n_candidates" in table.columns:
+        if given is not None:
+            raise ValueError("give the number of items either as --n-items or as the column "
+                             "'n_candidates' of the ranks file, not both")
+        return table["n_candidates"].to_numpy()
+    if given is None:
+        raise ValueError("--n-items is required (or a column 'n_candidates' in the ranks file with "
+                         "each user's number of candidate items N_u)")
+    return given
+
+
+def _estimator_options(args, n_items) -> dict:
     """The options given for ``estimate``, checked against ``--method``, with their files read."""
     accepted = method_options(args.method)
     options = {name: getattr(args, name) for name in ESTIMATOR_OPTIONS if getattr(args, name) is not None}
@@ -243,7 +265,7 @@ def _estimator_options(args) -> dict:
             )
     for name in _DISTRIBUTION_OPTIONS:
         if name in options:
-            options[name] = read_distribution(options[name], args.n_items, _flag(name))
+            options[name] = read_distribution(options[name], int(np.max(n_items)), _flag(name))
     if "progress" in accepted:
         options["progress"] = sys.stderr.isatty()
     return options
@@ -252,12 +274,13 @@ def _estimator_options(args) -> dict:
 def _run(args) -> int:
     if args.output:
         check_output_file(args.output)
-    options = _estimator_options(args)
     table = read_sampled_ranks(args.ranks)
+    n_items = _n_items(table, args.n_items)
+    options = _estimator_options(args, n_items)
     sample_size = _sample_size(table, args.sample_size, args.method)
     ks = np.concatenate(args.k).tolist() if args.k else parse_ks(DEFAULT_KS)
-    result = estimate(table["rank"].to_numpy(), args.n_items, sample_size, args.method,
-                      metrics=args.metric or DEFAULT_METRICS, ks=ks, **options)
+    result = estimate(table["rank"].to_numpy(), n_items, sample_size, args.method,
+                      metrics=args.metric or DEFAULT_METRICS, ks=ks, clip=args.clip, **options)
     if args.output:
         result.to_csv(args.output, index=False)
     else:
