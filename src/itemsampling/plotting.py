@@ -47,6 +47,8 @@ OKABE_ITO = (
     "#F0E442",  # yellow
     "#000000",  # black
 )
+#: Resolution of the figures shown in notebooks (the saved PNG uses ``savefig.dpi``).
+DISPLAY_DPI = 100
 #: Width of one column of a two-column paper, in inches.
 SINGLE_COLUMN = 3.3
 #: Width of a figure spanning both columns, in inches.
@@ -189,12 +191,14 @@ def show_figure(fig, notebook: str, name: str, params: Mapping | None = None,
                 root: str | Path = ".") -> None:
     """Save ``fig`` with :func:`save_figure`, show it in the running notebook, and close it.
 
-    The figure is shown with :func:`IPython.display.display` (as a PNG at the style's
-    ``figure.dpi``), which works whatever the matplotlib backend, so executed notebooks carry
-    their figures; outside IPython it is only saved. Nothing is returned, so a plotting cell
+    The figure is shown with :func:`IPython.display.display` (as a PNG at
+    :data:`DISPLAY_DPI`, which keeps executed notebooks light; the saved files keep their own
+    resolution), which works whatever the matplotlib backend, so executed notebooks carry their
+    figures; outside IPython it is only saved. Nothing is returned, so a plotting cell
     prints nothing else.
     """
     save_figure(fig, notebook, name, params, root=root, close=False)
+    fig.set_dpi(DISPLAY_DPI)
     try:
         from IPython import get_ipython
         from IPython.display import display
