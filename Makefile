@@ -13,7 +13,7 @@ ifneq ($(wildcard ../shared/data/MANIFEST.md),)
 export ITEMSAMPLING_DATA ?= $(abspath ../shared/data)
 endif
 
-.PHONY: test reproduce check smoke lint bench clean-venv
+.PHONY: test reproduce figures retrain check smoke lint bench clean-venv
 
 $(STAMP): pyproject.toml requirements/lock.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -27,6 +27,14 @@ test: $(STAMP)
 reproduce: $(STAMP)
 	$(BIN)/snakemake --profile profiles/local --cores $(CORES)
 	$(BIN)/snakemake --profile profiles/local --cores $(CORES) --report results/report.html
+
+# Redraw every figure and executed notebook from the committed tables (no training, no study).
+figures: $(STAMP)
+	$(BIN)/python workflow/scripts/replot.py --html
+
+# Retrain every model (the global ranks are committed results; see README "The study").
+retrain: $(STAMP)
+	$(BIN)/snakemake --profile profiles/local --cores $(CORES) --forcerun train_and_rank
 
 # Rerun the whole study from scratch and verify that every committed table is reproduced byte
 # for byte (wall times, kept in *_times.csv, are the only numbers allowed to change).

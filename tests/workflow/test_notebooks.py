@@ -72,3 +72,27 @@ def test_notebook_runs_on_tiny_tables_and_shows_every_figure(name, tiny_results)
             else [figure["name"]]
         for stem in stems:
             assert (tiny_results / "figures" / name / f"{stem}.pdf").exists(), stem
+
+
+@pytest.mark.slow
+@pytest.mark.notebook
+def test_make_figures_redraws_the_committed_figures_from_the_committed_tables(tmp_path):
+    """`make figures` (workflow/scripts/replot.py) in a clone: same pixels, nothing else changes."""
+    import subprocess
+    import sys
+
+    import matplotlib.image as mpimg
+
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(REPO), str(clone)], check=True)
+    done = subprocess.run([sys.executable, str(clone / "workflow" / "scripts" / "replot.py")], cwd=clone,
+                          capture_output=True, text=True, timeout=900, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    changed = subprocess.run(["git", "status", "--porcelain"], cwd=clone, capture_output=True, text=True,
+                             check=True).stdout.split("\n")
+    assert not [line for line in changed if line and not line[3:].startswith(("figures/", "results/notebooks/"))]
+    pngs = sorted(clone.glob("figures/*/*.png"))
+    assert pngs
+    for png in pngs:
+        committed = REPO / png.relative_to(clone)
+        assert (mpimg.imread(png) == mpimg.imread(committed)).all(), png.name
