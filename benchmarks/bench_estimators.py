@@ -256,8 +256,8 @@ def bench_mes(problem: Problem, repeats: int, timeout: float) -> dict:
 
 def grouped_adaptive_em(ranks, sizes, n_items, max_iter, tol):
     """adaptive MLE as the package computes it: one kernel column per distinct (n_u, r_u)."""
-    kernel, counts = distributions._adaptive_observations(ranks, n_items, sizes, "binomial")
-    return em_mixture_weights(kernel, counts, max_iter=max_iter, tol=tol)
+    obs = distributions._observations(ranks, n_items, sizes, "binomial", per_user_sizes=True)
+    return em_mixture_weights(obs.kernel, obs.counts, max_iter=max_iter, tol=tol)
 
 
 def per_user_columns(ranks, sizes, n_items, users) -> np.ndarray:

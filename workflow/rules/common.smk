@@ -35,6 +35,13 @@ RANKS_CODE = sorted(
 
 def check_config(cfg):
     """Cross-field checks that the schema cannot express; raise ValueError naming the key."""
+    for dataset, per_model in cfg["hyperparameters"].items():
+        unknown = sorted(set(per_model) - set(cfg["train"].get(dataset, [])))
+        if unknown:
+            raise ValueError(
+                f"config hyperparameters.{dataset} names models {unknown} that are not trained on it "
+                f"(train.{dataset}: {cfg['train'].get(dataset, [])})"
+            )
     for dataset, models in cfg["train"].items():
         unknown = sorted(set(models) - set(cfg["models"]))
         if unknown:
@@ -89,14 +96,18 @@ def table(notebook, name):
     return str(table_path(notebook, name))
 
 
-def set_options(model):
+def hyperparameters(dataset, model):
+    """The hyperparameters of a model on a dataset: `models`, updated by `hyperparameters`."""
+    return {**config["models"][model], **config["hyperparameters"].get(dataset, {}).get(model, {})}
+
+
+def set_options(dataset, model):
     """``--set key=value`` options of `itemsampling train` for the hyperparameters in the config."""
-    params = config["models"][model]
 
     def text(value):
-        return str(value).lower() if isinstance(value, bool) else str(value)
+        return str(value).lower() if isinstance(value, bool) or value is None else str(value)
 
-    return " ".join(f"--set {key}={text(value)}" for key, value in sorted(params.items()))
+    return " ".join(f"--set {key}={text(value)}" for key, value in sorted(hyperparameters(dataset, model).items()))
 
 
 def chunk_files(notebook):

@@ -21,7 +21,7 @@ rule train_and_rank:
     log:
         "results/logs/train/{dataset}/{model}.log",
     params:
-        options=lambda wildcards: set_options(wildcards.model),
+        options=lambda wildcards: set_options(wildcards.dataset, wildcards.model),
         seed=config["seed"],
         out_dir=lambda wildcards, output: str(Path(output.info).parent),
     threads: 2
