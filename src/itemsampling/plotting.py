@@ -17,6 +17,7 @@ writes the same bytes.
 
 from __future__ import annotations
 
+import io
 import json
 import subprocess
 from collections.abc import Mapping
@@ -191,19 +192,20 @@ def show_figure(fig, notebook: str, name: str, params: Mapping | None = None,
                 root: str | Path = ".") -> None:
     """Save ``fig`` with :func:`save_figure`, show it in the running notebook, and close it.
 
-    The figure is shown with :func:`IPython.display.display` (as a PNG at
-    :data:`DISPLAY_DPI`, which keeps executed notebooks light; the saved files keep their own
-    resolution), which works whatever the matplotlib backend, so executed notebooks carry their
-    figures; outside IPython it is only saved. Nothing is returned, so a plotting cell
-    prints nothing else.
+    The figure is shown as a PNG rendered at :data:`DISPLAY_DPI` (which keeps executed notebooks
+    light; the saved files keep their own resolution) and passed to
+    :func:`IPython.display.display`, which works whatever the matplotlib backend (``Agg``
+    included), so executed notebooks carry their figures; outside IPython it is only saved.
+    Nothing is returned, so a plotting cell prints nothing else.
     """
     save_figure(fig, notebook, name, params, root=root, close=False)
-    fig.set_dpi(DISPLAY_DPI)
     try:
         from IPython import get_ipython
-        from IPython.display import display
+        from IPython.display import Image, display
     except ImportError:  # pragma: no cover - IPython is a dependency of the notebooks only
         get_ipython = None
     if get_ipython is not None and get_ipython() is not None:
-        display(fig)
+        buffer = io.BytesIO()
+        fig.savefig(buffer, format="png", dpi=DISPLAY_DPI)
+        display(Image(data=buffer.getvalue(), format="png"))
     plt.close(fig)
