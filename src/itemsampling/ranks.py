@@ -32,8 +32,8 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from ._validation import as_generator, check_choice, check_positive_integer
-from .models.base import Recommender, check_seed, score_batches
+from ._validation import as_generator, check_choice, check_positive_integer, check_seed
+from .models.base import Recommender, score_batches
 
 __all__ = [
     "PROTOCOLS",

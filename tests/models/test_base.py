@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from itemsampling.models.base import Recommender, check_interactions, check_seed, score_batches
+from itemsampling._validation import check_seed
+from itemsampling.models.base import Recommender, check_interactions, score_batches
 
 
 class RowSums(Recommender):

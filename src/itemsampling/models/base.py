@@ -25,12 +25,11 @@ import numpy as np
 import scipy.sparse as sp
 from tqdm import tqdm
 
-from .._validation import check_positive_integer
+from .._validation import check_positive_integer, check_seed
 
 __all__ = [
     "Recommender",
     "check_interactions",
-    "check_seed",
     "check_users",
     "progress_bar",
     "score_batches",
@@ -80,15 +79,6 @@ def check_users(users, n_users: int) -> np.ndarray:
             f"got values in {arr.min()}..{arr.max()}"
         )
     return arr
-
-
-def check_seed(seed) -> int | None:
-    """Check a seed (``None`` or a non-negative integer) and return it as ``int`` or ``None``."""
-    if seed is None:
-        return None
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"seed must be a non-negative integer or None, got {seed!r}")
-    return int(seed)
 
 
 def progress_bar(iterable=None, progress: bool | None = None, **kwargs):
