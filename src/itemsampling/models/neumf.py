@@ -157,8 +157,10 @@ class NeuMF(TorchRecommender):
         Negatives drawn per observed pair and epoch (paper: 4).
     device : {"cpu", "cuda", "auto"}
         Where to train and score.
-    num_threads : int
-        Torch threads.
+    num_threads : int, optional
+        Torch intra-op threads; ``None`` (the default) means ``OMP_NUM_THREADS`` if it is set,
+        else the cores this process may use (see
+        :func:`~itemsampling.models._torch.resolve_num_threads`).
 
     Attributes
     ----------
@@ -172,7 +174,7 @@ class NeuMF(TorchRecommender):
 
     def __init__(self, *, n_epochs: int = 10, batch_size: int = 2048, lr: float = 2e-3,
                  n_factors: int = 8, mlp_layers: Sequence[int] = (64, 32, 16, 8),
-                 n_negatives: int = 4, device: str = "cpu", num_threads: int = 2) -> None:
+                 n_negatives: int = 4, device: str = "cpu", num_threads: int | None = None) -> None:
         n_epochs = check_positive_int("n_epochs", n_epochs)
         batch_size = check_positive_int("batch_size", batch_size)
         n_factors = check_positive_int("n_factors", n_factors)
