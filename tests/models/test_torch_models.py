@@ -7,7 +7,7 @@ import pytest
 import scipy.sparse as sp
 import torch
 
-from itemsampling.models import _torch
+from itemsampling.models import _torch, neumf
 from itemsampling.models.multivae import MultiVAE, kl_weight
 from itemsampling.models.neumf import NeuMF, sample_negatives
 from itemsampling.models.popularity import Popularity
@@ -207,7 +207,10 @@ def test_negatives_need_a_free_item():
     assert sample_negatives(train, np.array([1, 1]), np.random.default_rng(0)).tolist() != [0, 0]
 
 
-def test_neumf_all_item_scores_equal_pairwise_forward(fitted, planted):
+@pytest.mark.parametrize("pairs_per_block", [2**15, 3 * 50, 2])
+def test_neumf_all_item_scores_equal_pairwise_forward(fitted, planted, monkeypatch, pairs_per_block):
+    # one block of items; blocks of 50 items for 3 users (the last one short); one item a block
+    monkeypatch.setattr(neumf, "_PAIRS_PER_BLOCK", pairs_per_block)
     net = fitted["neumf"].module_
     users = np.array([0, 11, 250])
     pairs_u = torch.from_numpy(np.repeat(users, planted.n_items))
