@@ -34,11 +34,34 @@ def test_closed_form_matches_direct_solve(l2, monkeypatch):
     np.testing.assert_allclose(model.score(np.arange(60)), x @ weights, rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.parametrize("l2", [0.5, 10.0])
+def test_fewer_users_than_items_matches_direct_solve(l2, monkeypatch):
+    """U < N goes through the U x U Woodbury inverse, in several blocks, and gives the same B."""
+    monkeypatch.setattr(ease_module, "_BLOCK_ENTRIES", 7 * 45)  # item blocks of 7 rows
+    inverted = []
+    regularised_inverse = ease_module._regularised_inverse
+    monkeypatch.setattr(ease_module, "_regularised_inverse",
+                        lambda x, *a: inverted.append(x.shape[1]) or regularised_inverse(x, *a))
+    rng = np.random.default_rng(1)
+    x = (rng.random((20, 45)) < 0.2).astype(np.float32)
+    x[:, 3] = 0  # an item without users: its column of B is zero
+    weights = ease_weights(sp.csr_matrix(x), l2)
+    assert inverted == [20]
+    assert weights.dtype == np.float32 and weights.flags.c_contiguous
+    expected = column_ridge(x.astype(np.float64), l2)
+    np.testing.assert_allclose(weights, expected, atol=2e-5 * max(1.0, np.abs(expected).max()))
+    assert not weights[:, 3].any() and np.abs(weights).max() > 0.01
+    model = EASE(l2=l2).fit(sp.csr_matrix(x))
+    np.testing.assert_allclose(model.score(np.arange(20)), x @ weights, rtol=1e-5, atol=1e-6)
+
+
 def test_memory_is_checked_before_allocating(monkeypatch):
     monkeypatch.setattr(ease_module, "available_memory_bytes", lambda: 1000)
     with pytest.raises(ValueError, match=r"needs .* GiB .* available"):
         EASE(l2=1.0).fit(sp.random(5, 30, density=0.3, format="csr", rng=0))
     assert ease_memory_bytes(30) > 30 * 30 * 4
+    assert ease_memory_bytes(30, 30) == ease_memory_bytes(30)
+    assert ease_memory_bytes(30, 29) > ease_memory_bytes(30) + 29 * 29 * 4
 
 
 def test_memory_check_for_a_large_catalogue():

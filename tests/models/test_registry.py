@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from itemsampling.data import default_registry
 from itemsampling.metrics import global_metrics
 from itemsampling.models.registry import (
     DEFAULTS,
@@ -68,6 +69,13 @@ def test_defaults_are_layered_and_accepted():
     model = make_model("krZ", "ml-1m")
     assert model.hyperparameters["k_prime"] == 10 and model.hyperparameters["self_similarity"]
     assert make_model("ease", "ml-1m", {"l2": 3.0}).hyperparameters == {"l2": 3.0}
+
+
+def test_per_dataset_defaults_name_registered_datasets():
+    """A misspelt dataset key would silently leave the dataset on the "*" defaults."""
+    datasets = set(default_registry().names)
+    for name, table in DEFAULTS.items():
+        assert set(table) - {"*"} <= datasets, name
 
 
 def test_registry_errors():

@@ -7,7 +7,7 @@ import pytest
 import scipy.sparse as sp
 import torch
 
-from itemsampling.models import _torch
+from itemsampling.models import _torch, neumf
 from itemsampling.models.multivae import MultiVAE, kl_weight
 from itemsampling.models.neumf import NeuMF, sample_negatives
 from itemsampling.models.popularity import Popularity
@@ -88,6 +88,59 @@ def test_fit_leaves_global_torch_state_alone(name, planted):
     assert torch.equal(torch.random.get_rng_state(), before)
 
 
+# --- threads ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("omp", "affinity", "cpu_count", "explicit", "expected"), [
+    ("3", {0, 1}, 8, None, 3),  # the environment variable wins over the cores
+    (" 1,4 ", {0, 1}, 8, None, 1),  # per-level list: the outer level
+    (None, {0, 2, 5}, 8, None, 3),  # else the cores this process may use, not all the machine's
+    ("", {0, 2, 5}, 8, None, 3),  # an empty variable counts as unset
+    ("3", {0, 1}, 8, 5, 5),  # an explicit count wins over everything
+    (None, None, 6, None, 6),  # no affinity on this platform: all cores
+    (None, None, None, None, 1),  # nothing known: one thread
+])
+def test_resolve_num_threads(monkeypatch, omp, affinity, cpu_count, explicit, expected):
+    if omp is None:
+        monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    else:
+        monkeypatch.setenv("OMP_NUM_THREADS", omp)
+    if affinity is None:
+        monkeypatch.delattr(_torch.os, "sched_getaffinity", raising=False)
+    else:
+        monkeypatch.setattr(_torch.os, "sched_getaffinity", lambda pid: set(affinity), raising=False)
+    monkeypatch.setattr(_torch.os, "cpu_count", lambda: cpu_count)
+    assert _torch.resolve_num_threads(explicit) == expected
+
+
+@pytest.mark.parametrize("omp", ["0", "two", "-1", "2.5"])
+def test_resolve_num_threads_rejects_a_bad_environment(monkeypatch, omp):
+    monkeypatch.setenv("OMP_NUM_THREADS", omp)
+    with pytest.raises(ValueError, match="OMP_NUM_THREADS"):
+        _torch.resolve_num_threads()
+    assert _torch.resolve_num_threads(2) == 2  # not consulted when the count is given
+
+
+@pytest.mark.parametrize("name", sorted(FAST))
+@pytest.mark.parametrize(("omp", "explicit", "expected"), [("1", None, 1), ("3", None, 3), ("1", 2, 2)])
+def test_fit_and_score_use_the_resolved_threads(name, planted, monkeypatch, omp, explicit, expected):
+    monkeypatch.setenv("OMP_NUM_THREADS", omp)
+    model = FAST[name](num_threads=explicit, n_epochs=1)
+    seen = []
+    train, score_batch = model._train, model._score_batch
+    monkeypatch.setattr(model, "_train", lambda *a: (seen.append(torch.get_num_threads()), train(*a)))
+    monkeypatch.setattr(model, "_score_batch",
+                        lambda users: (seen.append(torch.get_num_threads()), score_batch(users))[1])
+    torch.set_num_threads(4)
+    try:
+        model.fit(planted.train, seed=0, progress=False).score(np.arange(3))
+        assert torch.get_num_threads() == 4  # restored after fitting and scoring
+    finally:
+        torch.set_num_threads(2)
+    assert seen == [expected, expected]
+    assert model.hyperparameters["num_threads"] == explicit  # the setting, not its value here
+
+
 # --- Mult-VAE: KL annealing ------------------------------------------------------------------
 
 
@@ -154,7 +207,10 @@ def test_negatives_need_a_free_item():
     assert sample_negatives(train, np.array([1, 1]), np.random.default_rng(0)).tolist() != [0, 0]
 
 
-def test_neumf_all_item_scores_equal_pairwise_forward(fitted, planted):
+@pytest.mark.parametrize("pairs_per_block", [2**15, 3 * 50, 2])
+def test_neumf_all_item_scores_equal_pairwise_forward(fitted, planted, monkeypatch, pairs_per_block):
+    # one block of items; blocks of 50 items for 3 users (the last one short); one item a block
+    monkeypatch.setattr(neumf, "_PAIRS_PER_BLOCK", pairs_per_block)
     net = fitted["neumf"].module_
     users = np.array([0, 11, 250])
     pairs_u = torch.from_numpy(np.repeat(users, planted.n_items))
@@ -186,6 +242,7 @@ def test_device_setting(monkeypatch):
     (MultiVAE, {"beta_max": -0.1}, "beta_max"),
     (MultiVAE, {"total_anneal_steps": 0}, "total_anneal_steps"),
     (MultiVAE, {"num_threads": 0}, "num_threads"),
+    (NeuMF, {"num_threads": 1.0}, "num_threads"),
     (MultiVAE, {"lr": float("nan")}, "lr"),
     (NeuMF, {"lr": 0}, "lr"),
     (NeuMF, {"lr": True}, "lr"),
@@ -200,5 +257,5 @@ def test_bad_hyperparameters(cls, kwargs, match):
 
 def test_hyperparameters_are_plain_values():
     hp = NeuMF(mlp_layers=(32, 16, 8)).hyperparameters
-    assert hp["mlp_layers"] == [32, 16, 8] and hp["num_threads"] == 2 and hp["device"] == "cpu"
+    assert hp["mlp_layers"] == [32, 16, 8] and hp["num_threads"] is None and hp["device"] == "cpu"
     assert MultiVAE().hyperparameters["total_anneal_steps"] is None

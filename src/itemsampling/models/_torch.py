@@ -5,10 +5,16 @@ run on the CPU by default. Everything that touches process-wide torch state (the
 generator, the number of intra-op threads, deterministic-algorithm mode) is done inside
 :func:`torch_session`, which restores the previous state on exit, so that fitting a model never
 changes the behaviour of unrelated code.
+
+By default the models use as many threads as the environment allows
+(:func:`resolve_num_threads`): ``OMP_NUM_THREADS`` when it is set, as it is by the workflow
+from each rule's ``threads``, else the cores this process may run on. More threads than free
+cores (oversubscription) can make a CPU fit several times slower, not faster.
 """
 
 from __future__ import annotations
 
+import os
 from abc import abstractmethod
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -33,6 +39,7 @@ __all__ = [
     "gradient_step",
     "is_real",
     "resolve_device",
+    "resolve_num_threads",
     "rows_per_batch",
     "score_in_batches",
     "seed_generators",
@@ -88,6 +95,42 @@ def resolve_device(device: str) -> torch.device:
     return torch.device(device)
 
 
+def resolve_num_threads(num_threads: int | None = None) -> int:
+    """The number of torch intra-op threads to use.
+
+    Parameters
+    ----------
+    num_threads : int, optional
+        An explicit count, returned as is (after checking that it is an integer >= 1). ``None``
+        asks the environment: the value of ``OMP_NUM_THREADS`` if it is set and not empty (for
+        a comma-separated list of per-level counts, its first entry), else the number of cores
+        this process may run on (:func:`os.sched_getaffinity` where the platform has it, else
+        :func:`os.cpu_count`; 1 if neither is known).
+
+    Returns
+    -------
+    int
+        The thread count, at least 1.
+
+    Raises
+    ------
+    ValueError
+        If ``num_threads`` is not ``None`` nor an integer >= 1, or ``OMP_NUM_THREADS`` is set
+        to something other than a positive integer.
+    """
+    if num_threads is not None:
+        return check_positive_int("num_threads", num_threads)
+    setting = os.environ.get("OMP_NUM_THREADS", "").strip()
+    if setting:
+        first = setting.split(",")[0].strip()
+        if not first.isdecimal() or int(first) < 1:
+            raise ValueError(f"OMP_NUM_THREADS must be a positive integer, got {setting!r}")
+        return int(first)
+    if hasattr(os, "sched_getaffinity"):
+        return max(1, len(os.sched_getaffinity(0)))
+    return os.cpu_count() or 1
+
+
 def seed_generators(seed: int | None) -> tuple[np.random.Generator, int]:
     """Derive a numpy generator and a torch seed from one ``seed``.
 
@@ -107,7 +150,7 @@ def seed_generators(seed: int | None) -> tuple[np.random.Generator, int]:
 
 
 @contextmanager
-def torch_session(device: torch.device, num_threads: int,
+def torch_session(device: torch.device, num_threads: int | None = None,
                   torch_seed: int | None = None) -> Iterator[None]:
     """Run a block with a fixed number of torch threads and, optionally, a seeded torch RNG.
 
@@ -118,14 +161,16 @@ def torch_session(device: torch.device, num_threads: int,
     ----------
     device : torch.device
         Device the block runs on; its random state is forked as well.
-    num_threads : int
-        Value for :func:`torch.set_num_threads` inside the block.
+    num_threads : int, optional
+        Number of torch intra-op threads inside the block (:func:`torch.set_num_threads`);
+        ``None`` takes it from the environment (:func:`resolve_num_threads`).
     torch_seed : int, optional
         If given, :func:`torch.manual_seed` is called inside the block. On the CPU
         :func:`torch.use_deterministic_algorithms` is switched on, which costs nothing there;
         on CUDA it is left alone (it would need ``CUBLAS_WORKSPACE_CONFIG`` and slower kernels),
         so CUDA runs are reproducible only up to floating-point summation order.
     """
+    num_threads = resolve_num_threads(num_threads)
     previous_threads = torch.get_num_threads()
     previous_deterministic = torch.are_deterministic_algorithms_enabled()
     previous_warn_only = torch.is_deterministic_algorithms_warn_only_enabled()
@@ -210,15 +255,19 @@ class TorchRecommender(Recommender):
     device : {"cpu", "cuda", "auto"}
         Where to train and score; ``"auto"`` picks CUDA if available. The resolved device is
         the ``device`` attribute.
-    num_threads : int
-        Torch intra-op threads used while fitting and scoring.
+    num_threads : int, optional
+        Torch intra-op threads used while fitting and scoring. ``None`` (the default) takes the
+        count from the environment each time the model fits or scores: ``OMP_NUM_THREADS`` if
+        set, else the cores this process may use (:func:`resolve_num_threads`).
     **hyperparameters
         The subclass's own hyper-parameters.
     """
 
-    def __init__(self, *, device: str = "cpu", num_threads: int = 2, **hyperparameters: Any) -> None:
+    def __init__(self, *, device: str = "cpu", num_threads: int | None = None,
+                 **hyperparameters: Any) -> None:
         torch_device = resolve_device(device)
-        num_threads = check_positive_int("num_threads", num_threads)
+        if num_threads is not None:
+            num_threads = check_positive_int("num_threads", num_threads)
         super().__init__(**hyperparameters, device=device, num_threads=num_threads)
         self._torch_device = torch_device
         self._num_threads = num_threads

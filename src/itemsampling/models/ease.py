@@ -6,10 +6,19 @@ others (Steck 2019, eq. 1):
     min_B ||X - X B||_F^2 + λ ||B||_F^2   subject to diag(B) = 0,
 
 whose solution is (eq. 8) B = I - P diag(1 / diag(P)) with P = (X^T X + λ I)^{-1}; a user's
-scores are x_u B. The whole fit is one dense N x N float32 buffer: the Gram matrix is written
-into it block by block, factorised in place (LAPACK ``potrf``), inverted in place (``potri``),
-symmetrised block by block and rescaled in place into B. The memory this takes is checked
-against the memory available before anything is allocated.
+scores are x_u B. B is one dense N x N float32 buffer. With at least as many users as items,
+the Gram matrix is written into it block by block, factorised in place (LAPACK ``potrf``),
+inverted in place (``potri``), symmetrised block by block and rescaled in place into B: O(N^3).
+
+With fewer users U than items N, the Woodbury identity
+
+    P = (X^T X + λ I_N)^{-1} = (I_N - C) / λ,   C = X^T (X X^T + λ I_U)^{-1} X,
+
+replaces the N x N inversion by a U x U one, O(U^3), plus sparse products of O(nnz(X) (U + N)):
+C is written into the B buffer in row blocks and B_ij = C_ij / (1 - C_jj) for i != j (the
+factor 1/λ cancels). On 17,220 users and 35,351 items this is about (N/U)^3 = 8.7 times less
+work. The memory either way takes is checked against the memory available before anything is
+allocated.
 """
 
 from __future__ import annotations
@@ -48,13 +57,17 @@ def _block_columns(n_items: int) -> int:
     return max(1, min(n_items, _BLOCK_ENTRIES // n_items))
 
 
-def ease_memory_bytes(n_items: int) -> int:
-    """Peak memory of an EASE fit on ``n_items`` items, in bytes.
+def ease_memory_bytes(n_items: int, n_users: int | None = None) -> int:
+    """Peak memory of an EASE fit on ``n_items`` items (and ``n_users`` users), in bytes.
 
     One dense float32 N x N buffer (Gram matrix, Cholesky factor, inverse and B all share it)
-    plus one float32 temporary block of N x ``_BLOCK_ENTRIES / N`` entries.
+    plus one float32 temporary block of N x ``_BLOCK_ENTRIES / N`` entries. With fewer users
+    than items (the Woodbury path) add the float32 U x U inverse and two more blocks.
     """
-    return 4 * n_items * n_items + 4 * n_items * _block_columns(n_items)
+    block = 4 * n_items * _block_columns(n_items)
+    if n_users is None or n_users >= n_items:
+        return 4 * n_items * n_items + block
+    return 4 * n_items * n_items + 4 * n_users * n_users + 3 * block
 
 
 class EASE(Recommender):
@@ -90,6 +103,9 @@ class EASE(Recommender):
 def ease_weights(train: sp.csr_matrix, l2: float, progress: bool | None = None) -> np.ndarray:
     """The EASE weight matrix B = I - P diag(1/diag(P)), P = (X^T X + λI)^{-1} (Steck 2019, eq. 8).
 
+    P is computed directly when there are at least as many users as items, else through the
+    Woodbury identity (see the module docstring); both give the same B up to float32 rounding.
+
     Parameters
     ----------
     train : scipy.sparse.csr_matrix
@@ -97,7 +113,7 @@ def ease_weights(train: sp.csr_matrix, l2: float, progress: bool | None = None) 
     l2 : float
         Ridge penalty λ > 0.
     progress : bool or None
-        Show a progress bar over the blocks of the Gram matrix.
+        Show a progress bar over the blocks of the Gram matrix (and of C).
 
     Returns
     -------
@@ -107,47 +123,71 @@ def ease_weights(train: sp.csr_matrix, l2: float, progress: bool | None = None) 
     Raises
     ------
     ValueError
-        If the dense N x N buffer does not fit in the available memory (checked before any
-        allocation), or if X^T X + λI is not numerically positive definite.
+        If the buffers do not fit in the available memory (checked before any allocation),
+        or if X^T X + λI (X X^T + λI) is not numerically positive definite.
     """
-    n_items = train.shape[1]
-    need, have = ease_memory_bytes(n_items), available_memory_bytes()
+    n_users, n_items = train.shape
+    need, have = ease_memory_bytes(n_items, n_users), available_memory_bytes()
     if need > have:
         raise ValueError(
             f"EASE on N = {n_items} items needs {need / 2**30:.1f} GiB (one dense N x N float32 "
-            f"matrix, N^2 x 4 bytes, plus a work block) but only {have / 2**30:.1f} GiB is "
+            f"matrix, N^2 x 4 bytes, plus work buffers) but only {have / 2**30:.1f} GiB is "
             "available; use fewer items (e.g. drop the least popular ones), another model, or a "
             "machine with more memory"
         )
-    # Fortran order: the column blocks written below are contiguous and LAPACK works in place
-    gram = np.empty((n_items, n_items), dtype=np.float32, order="F")
-    x_csc = train.tocsc()
-    x_t = train.T.tocsr()
-    step = _block_columns(n_items)
-    for start in progress_bar(range(0, n_items, step), progress, desc="EASE Gram", unit="block"):
-        stop = min(start + step, n_items)
-        gram[:, start:stop] = (x_t @ x_csc[:, start:stop]).toarray()
-    gram[np.diag_indices(n_items)] += np.float32(l2)
+    if n_users >= n_items:
+        # P = (X^T X + λI)^{-1}; B_ij = -P_ij / P_jj
+        weights = _regularised_inverse(train, l2, "X^T X + λI", progress)
+        weights /= -np.diagonal(weights).copy()[None, :]
+    else:
+        # K = (X X^T + λI)^{-1}, C = X^T K X; B_ij = C_ij / (1 - C_jj)
+        x_t = sp.csr_matrix(train.T)
+        inverse = _regularised_inverse(x_t, l2, "X X^T + λI", progress)
+        weights = np.empty((n_items, n_items), dtype=np.float32)
+        x_csc = train.tocsc()
+        step = _block_columns(n_items)
+        for start in progress_bar(range(0, n_items, step), progress, desc="EASE C", unit="block"):
+            stop = min(start + step, n_items)
+            rows = x_csc[:, start:stop].T @ inverse  # X_I^T K, (|I|, U)
+            weights[start:stop] = (x_t @ rows.T).T  # rows I of C = (X^T (X_I^T K)^T)^T
+        del inverse
+        weights /= 1.0 - np.diagonal(weights).copy()[None, :]
+    np.fill_diagonal(weights, 0.0)
+    return weights
 
+
+def _regularised_inverse(x: sp.csr_matrix, l2: float, name: str, progress: bool | None) -> np.ndarray:
+    """(X^T X + λI)^{-1} of the columns of ``x``, as a C-contiguous float32 symmetric matrix.
+
+    The Gram matrix is written into one Fortran-ordered buffer block by block, factorised and
+    inverted in place by LAPACK (``potrf``, ``potri``) and symmetrised block by block; the
+    result is a transposed view of that buffer. ``name`` is used in the error messages.
+    """
+    n = x.shape[1]
+    # Fortran order: the column blocks written below are contiguous and LAPACK works in place
+    gram = np.empty((n, n), dtype=np.float32, order="F")
+    x_csc = x.tocsc()
+    x_t = sp.csr_matrix(x.T)
+    step = _block_columns(n)
+    for start in progress_bar(range(0, n, step), progress, desc="EASE Gram", unit="block"):
+        stop = min(start + step, n)
+        gram[:, start:stop] = (x_t @ x_csc[:, start:stop]).toarray()
+    gram[np.diag_indices(n)] += np.float32(l2)
     potrf, potri = get_lapack_funcs(("potrf", "potri"), (gram,))
     factor, info = potrf(gram, lower=True, overwrite_a=True, clean=False)
     if info != 0:
         raise ValueError(
-            f"X^T X + λI is not positive definite in float32 (LAPACK potrf info={info}); "
+            f"{name} is not positive definite in float32 (LAPACK potrf info={info}); "
             f"increase l2 (λ = {l2})"
         )
     inverse, info = potri(factor, lower=True, overwrite_c=True)
     if info != 0:
-        raise ValueError(f"inverting X^T X + λI failed (LAPACK potri info={info}); increase l2")
+        raise ValueError(f"inverting {name} failed (LAPACK potri info={info}); increase l2")
     # potri filled the lower triangle only; copy it to the upper one, one column block at a time
-    for start in range(0, n_items, step):
-        stop = min(start + step, n_items)
+    for start in range(0, n, step):
+        stop = min(start + step, n)
         inverse[:start, start:stop] = inverse[start:stop, :start].T
         block = inverse[start:stop, start:stop]
         block[...] = np.tril(block) + np.tril(block, -1).T
-    # inverse.T is a C-contiguous view of the same (symmetric) P; B_ij = -P_ij / P_jj, B_jj = 0
-    weights = inverse.T
-    diagonal = np.diagonal(weights).copy()
-    weights /= -diagonal[None, :]
-    np.fill_diagonal(weights, 0.0)
-    return weights
+    # inverse.T is a C-contiguous view of the same (symmetric) matrix
+    return inverse.T

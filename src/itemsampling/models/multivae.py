@@ -156,8 +156,10 @@ class MultiVAE(TorchRecommender):
         the last one.
     device : {"cpu", "cuda", "auto"}
         Where to train and score.
-    num_threads : int
-        Torch threads.
+    num_threads : int, optional
+        Torch intra-op threads; ``None`` (the default) means ``OMP_NUM_THREADS`` if it is set,
+        else the cores this process may use (see
+        :func:`~itemsampling.models._torch.resolve_num_threads`).
 
     Attributes
     ----------
@@ -172,7 +174,7 @@ class MultiVAE(TorchRecommender):
     def __init__(self, *, n_epochs: int = 30, batch_size: int = 100, lr: float = 1e-3,
                  hidden_dim: int = 600, latent_dim: int = 200, dropout: float = 0.5,
                  beta_max: float = 0.2, total_anneal_steps: int | None = None,
-                 device: str = "cpu", num_threads: int = 2) -> None:
+                 device: str = "cpu", num_threads: int | None = None) -> None:
         n_epochs = check_positive_int("n_epochs", n_epochs)
         batch_size = check_positive_int("batch_size", batch_size)
         hidden_dim = check_positive_int("hidden_dim", hidden_dim)
