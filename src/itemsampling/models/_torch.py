@@ -25,7 +25,7 @@ import scipy.sparse as sp
 import torch
 from torch import nn
 
-from .._validation import check_choice
+from .._validation import check_choice, check_positive_integer
 from .base import Recommender, check_interactions, progress_bar
 
 __all__ = [
@@ -35,7 +35,6 @@ __all__ = [
     "adam",
     "batch_slices",
     "check_learning_rate",
-    "check_positive_int",
     "gradient_step",
     "is_real",
     "resolve_device",
@@ -51,13 +50,6 @@ DEVICES = ("cpu", "cuda", "auto")
 
 #: Memory budget (bytes) of the intermediate tensors built while scoring one batch of users.
 SCORE_MEMORY_BYTES = 256 * 2**20
-
-
-def check_positive_int(name: str, value) -> int:
-    """Return ``value`` as ``int`` if it is an integer >= 1, else raise ``ValueError``."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
-    return int(value)
 
 
 def is_real(value) -> bool:
@@ -119,7 +111,7 @@ def resolve_num_threads(num_threads: int | None = None) -> int:
         to something other than a positive integer.
     """
     if num_threads is not None:
-        return check_positive_int("num_threads", num_threads)
+        return check_positive_integer("num_threads", num_threads)
     setting = os.environ.get("OMP_NUM_THREADS", "").strip()
     if setting:
         first = setting.split(",")[0].strip()
@@ -267,7 +259,7 @@ class TorchRecommender(Recommender):
                  **hyperparameters: Any) -> None:
         torch_device = resolve_device(device)
         if num_threads is not None:
-            num_threads = check_positive_int("num_threads", num_threads)
+            num_threads = check_positive_integer("num_threads", num_threads)
         super().__init__(**hyperparameters, device=device, num_threads=num_threads)
         self._torch_device = torch_device
         self._num_threads = num_threads

@@ -22,12 +22,12 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from .._validation import check_positive_integer
 from ._torch import (
     TorchRecommender,
     adam,
     batch_slices,
     check_learning_rate,
-    check_positive_int,
     gradient_step,
     is_real,
     rows_per_batch,
@@ -175,12 +175,12 @@ class MultiVAE(TorchRecommender):
                  hidden_dim: int = 600, latent_dim: int = 200, dropout: float = 0.5,
                  beta_max: float = 0.2, total_anneal_steps: int | None = None,
                  device: str = "cpu", num_threads: int | None = None) -> None:
-        n_epochs = check_positive_int("n_epochs", n_epochs)
-        batch_size = check_positive_int("batch_size", batch_size)
-        hidden_dim = check_positive_int("hidden_dim", hidden_dim)
-        latent_dim = check_positive_int("latent_dim", latent_dim)
+        n_epochs = check_positive_integer("n_epochs", n_epochs)
+        batch_size = check_positive_integer("batch_size", batch_size)
+        hidden_dim = check_positive_integer("hidden_dim", hidden_dim)
+        latent_dim = check_positive_integer("latent_dim", latent_dim)
         if total_anneal_steps is not None:
-            total_anneal_steps = check_positive_int("total_anneal_steps", total_anneal_steps)
+            total_anneal_steps = check_positive_integer("total_anneal_steps", total_anneal_steps)
         lr = check_learning_rate(lr)
         if not (is_real(dropout) and 0 <= dropout < 1):
             raise ValueError(f"dropout must be a probability in [0, 1), got {dropout!r}")

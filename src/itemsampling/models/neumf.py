@@ -23,12 +23,12 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from .._validation import check_positive_integer
 from ._torch import (
     TorchRecommender,
     adam,
     batch_slices,
     check_learning_rate,
-    check_positive_int,
     gradient_step,
     rows_per_batch,
 )
@@ -184,14 +184,14 @@ class NeuMF(TorchRecommender):
     def __init__(self, *, n_epochs: int = 10, batch_size: int = 2048, lr: float = 2e-3,
                  n_factors: int = 8, mlp_layers: Sequence[int] = (64, 32, 16, 8),
                  n_negatives: int = 4, device: str = "cpu", num_threads: int | None = None) -> None:
-        n_epochs = check_positive_int("n_epochs", n_epochs)
-        batch_size = check_positive_int("batch_size", batch_size)
-        n_factors = check_positive_int("n_factors", n_factors)
-        n_negatives = check_positive_int("n_negatives", n_negatives)
+        n_epochs = check_positive_integer("n_epochs", n_epochs)
+        batch_size = check_positive_integer("batch_size", batch_size)
+        n_factors = check_positive_integer("n_factors", n_factors)
+        n_negatives = check_positive_integer("n_negatives", n_negatives)
         lr = check_learning_rate(lr)
         if isinstance(mlp_layers, (str, bytes)) or not isinstance(mlp_layers, Sequence) or len(mlp_layers) < 2:
             raise ValueError(f"mlp_layers must be a sequence of at least two widths, got {mlp_layers!r}")
-        mlp_layers = [check_positive_int("each of mlp_layers", w) for w in mlp_layers]
+        mlp_layers = [check_positive_integer("each of mlp_layers", w) for w in mlp_layers]
         if mlp_layers[0] % 2:
             raise ValueError(f"mlp_layers[0] is the concatenated user+item embedding size and must "
                              f"be even, got {mlp_layers[0]}")
