@@ -161,3 +161,14 @@ def test_sample_size_above_the_smallest_candidate_count_is_rejected():
     _, n_items, sampled = _users(8)
     with pytest.raises(ValueError, match="out of range"):
         its.estimate(sampled, n_items, int(n_items.min()) + 1, "mle")
+
+
+def test_em_start_covers_the_estimated_ranks_with_grouped_candidates():
+    _, n_items, sampled = _users(9)
+    p_hat = its.rank_distribution(sampled, n_items, N_SAMPLE, "mle", n_groups=4)
+    start = np.full(p_hat.size, 1.0 / p_hat.size)  # max N_g of the groups, below max N_u
+    assert p_hat.size < n_items.max()
+    np.testing.assert_array_equal(its.rank_distribution(sampled, n_items, N_SAMPLE, "mle", n_groups=4, init=start),
+                                  p_hat)
+    with pytest.raises(ValueError, match=rf"init must have shape \({p_hat.size},\)"):
+        its.rank_distribution(sampled, n_items, N_SAMPLE, "mle", n_groups=4, init=np.full(400, 1 / 400))

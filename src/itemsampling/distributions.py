@@ -29,7 +29,6 @@ import numpy as np
 from ._validation import (
     check_choice,
     check_distribution,
-    check_n_items,
     check_positive_integer,
     check_ranks,
     check_sample_size,
@@ -89,8 +88,8 @@ def _validated(sampled_ranks, n_items, sample_sizes, n_groups, per_user_sizes):
     if arr.ndim == 0:
         sizes = np.full(ranks.size, check_sample_size(arr.item(), int(n_items_u.min())), dtype=np.int64)
     elif not per_user_sizes:
-        raise ValueError("sample_size must be one integer n; per-user sample sizes n_u are for "
-                         "adaptive sampling (adaptive_mle)")
+        raise ValueError("one sample_size is needed for all users; per-user sample sizes are supported "
+                         "by method 'adaptive_mle' only")
     else:
         if arr.shape != (ranks.size,):
             raise ValueError(
@@ -165,15 +164,19 @@ def _pooled_observations(sampled_ranks, n_items, sample_size, scheme, n_groups=D
     return pooled, counts / ranks.size
 
 
-def _check_em_options(max_iter, tol, init, n_items):
-    """Validate the EM options (before any kernel is computed) and return ``init``."""
+def _check_em_options(max_iter, tol) -> None:
+    """Validate the EM options before any kernel is computed."""
     check_positive_integer("max_iter", max_iter)
     if not (isinstance(tol, (int, float, np.floating)) and np.isfinite(tol) and tol >= 0):
         raise ValueError(f"tol must be a finite number >= 0, got {tol!r}")
-    if init is None:
-        return None
-    size = int(np.max(n_items)) if np.ndim(n_items) else check_n_items(n_items)
-    return check_distribution(init, size, name="init")
+
+
+def _em(obs: _Observations, obs_weights, max_iter, tol, init, progress) -> np.ndarray:
+    """EM on the grouped observations; ``init`` must cover the estimated ranks 1..max N_g."""
+    if init is not None:
+        init = check_distribution(init, obs.groups.max_items, name="init")
+    return em_mixture_weights(obs.kernel, obs_weights, max_iter=max_iter, tol=tol, init=init,
+                              progress=progress).weights
 
 
 def _check_positive(name: str, value) -> float:
@@ -254,7 +257,8 @@ def mle(
         Also stop when a step raises log L by at most ``tol * |log L|`` (default 1e-9; with
         the default ``max_iter`` this rarely triggers).
     init : array_like, optional
-        Starting distribution (length max N_u); uniform by default.
+        Starting distribution over the estimated ranks (length N, or max N_g with per-user
+        candidates); uniform by default.
     progress : bool
         Show a progress bar.
     cache : KernelCache, optional
@@ -265,10 +269,9 @@ def mle(
     numpy.ndarray
         Estimate P̂(R), R = 1..N (R = 1..max N_g with per-user candidates).
     """
-    init = _check_em_options(max_iter, tol, init, n_items)
+    _check_em_options(max_iter, tol)
     obs = _observations(sampled_ranks, n_items, sample_size, scheme, n_groups, cache=cache)
-    return em_mixture_weights(obs.kernel, obs.counts, max_iter=max_iter, tol=tol, init=init,
-                              progress=progress).weights
+    return _em(obs, obs.counts, max_iter, tol, init, progress)
 
 
 def weighted_mle(
@@ -312,11 +315,9 @@ def weighted_mle(
     q ∝ P̃ w, not at P̃: the weights tilt P̂(R) towards the top ranks, so WMLE estimates of
     top-K metrics are larger than the MLE ones (with the default 100 EM steps as well).
     """
-    init = _check_em_options(max_iter, tol, init, n_items)
+    _check_em_options(max_iter, tol)
     obs = _observations(sampled_ranks, n_items, sample_size, scheme, n_groups, cache=cache)
-    obs_weights = obs.counts * wmle_weights(obs.ranks, weight, c)
-    return em_mixture_weights(obs.kernel, obs_weights, max_iter=max_iter, tol=tol, init=init,
-                              progress=progress).weights
+    return _em(obs, obs.counts * wmle_weights(obs.ranks, weight, c), max_iter, tol, init, progress)
 
 
 def adaptive_mle(
@@ -356,11 +357,10 @@ def adaptive_mle(
     numpy.ndarray
         Estimate P̂(R).
     """
-    init = _check_em_options(max_iter, tol, init, n_items)
+    _check_em_options(max_iter, tol)
     obs = _observations(sampled_ranks, n_items, sample_sizes, scheme, n_groups, per_user_sizes=True,
                         cache=cache)
-    return em_mixture_weights(obs.kernel, obs.counts, max_iter=max_iter, tol=tol, init=init,
-                              progress=progress).weights
+    return _em(obs, obs.counts, max_iter, tol, init, progress)
 
 
 def mes(

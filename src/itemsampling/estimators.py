@@ -73,8 +73,6 @@ from ._validation import (
     check_choice,
     check_distribution,
     check_positive_integer,
-    check_ranks,
-    check_sample_size,
 )
 from .candidates import DEFAULT_N_GROUPS, CandidateGroups
 from .corrections import LinearCorrection
@@ -350,8 +348,6 @@ def estimate_many(
         raise ValueError(f"estimators must be a non-empty sequence of Estimator with distinct labels, got {labels}")
     pairs = _metric_k_pairs(metrics, ks) if targets is None else _explicit_pairs(targets)
     per_user = any(e.method == "adaptive_mle" for e in estimators)
-    if per_user and np.ndim(sample_size) == 0 and len(estimators) > 1:
-        per_user = False  # one n for all: adaptive_mle is then the MLE
     batch = _Batch.build(sampled_ranks, n_items, sample_size, scheme, n_groups,
                          KernelCache() if cache is None else cache, per_user_sizes=per_user)
     values = np.vstack([batch.values(e, pairs) for e in estimators])
@@ -385,33 +381,14 @@ class _Batch:
     @classmethod
     def build(cls, sampled_ranks, n_items, sample_size, scheme, n_groups, cache, per_user_sizes=False) -> _Batch:
         scheme = check_choice("sampling scheme", scheme, SCHEMES)
-        ranks = check_ranks(sampled_ranks, np.iinfo(np.int64).max, name="sampled_ranks")
-        groups = CandidateGroups.build(n_items, ranks.size, n_groups)
-        smallest = int(np.min(n_items))
-        if np.ndim(sample_size) == 0:
-            sizes = check_sample_size(sample_size, smallest)
-            if sizes < 2:
-                raise ValueError(
-                    f"sample_size must be >= 2 (and <= n_items = {smallest}): with n = 1 every "
-                    "sampled rank is 1 and carries no information"
-                )
-        elif not per_user_sizes:
+        ranks, per_user, groups = distributions._validated(sampled_ranks, n_items, sample_size, n_groups,
+                                                           per_user_sizes)
+        if per_user.min() < 2:
             raise ValueError(
-                "one sample_size is needed for all users; per-user sample sizes are supported by "
-                "method 'adaptive_mle' only"
+                "sample_size must be >= 2 (and <= n_items): with n = 1 every sampled rank is 1 and "
+                "carries no information"
             )
-        else:
-            sizes = check_ranks(sample_size, np.broadcast_to(np.asarray(n_items), (ranks.size,))
-                                if np.asarray(sample_size).shape == ranks.shape else smallest,
-                                name="sample_size")
-            if sizes.size != ranks.size:
-                raise ValueError(
-                    f"sample_size has {sizes.size} entries but there are {ranks.size} sampled "
-                    "ranks; give one sample size per user (or a single integer)"
-                )
-            if sizes.min() < 2:
-                raise ValueError(f"every sample_size must lie in 2..n_items, found {sizes.min()}")
-        check_ranks(ranks, sizes, name="sampled_ranks")  # r_u <= n_u
+        sizes = int(per_user[0]) if np.ndim(sample_size) == 0 else per_user
         return cls(ranks, groups, sizes, n_items, scheme, n_groups, cache)
 
     # -------------------------------------------------------------- shared pieces
@@ -435,11 +412,8 @@ class _Batch:
         key = (est.method, _freeze(est.options))
         if key not in self._fits:
             function = _DIRECT_FUNCTIONS[est.method]
-            opts = dict(est.options)
-            if "init" in opts and opts["init"] is not None:
-                opts["init"] = check_distribution(opts["init"], self.groups.max_items, name="init")
             self._fits[key] = function(self.ranks, self.n_items, self.sizes, scheme=self.scheme,
-                                       n_groups=self.n_groups, cache=self.cache, **opts)
+                                       n_groups=self.n_groups, cache=self.cache, **est.options)
         return self._fits[key]
 
     def _given_prior(self, prior, g: int) -> np.ndarray | None:

@@ -211,22 +211,22 @@ class KernelCache:
 
     def __init__(self, max_bytes: int = 2 * 2**30):
         self.max_bytes = int(max_bytes)
-        self._entries: OrderedDict = OrderedDict()
-        self._sizes: dict = {}
+        self._entries: OrderedDict = OrderedDict()  # key -> (value, bytes)
+        self._total = 0
 
     def get(self, key, build):
         """The cached value of ``key``, or ``build()`` (stored if it fits in the budget)."""
         if key in self._entries:
             self._entries.move_to_end(key)
-            return self._entries[key]
+            return self._entries[key][0]
         value = build()
         size = _nbytes(value)
         if size <= self.max_bytes:
-            while sum(self._sizes.values()) + size > self.max_bytes:
-                old, _ = self._entries.popitem(last=False)
-                del self._sizes[old]
-            self._entries[key] = value
-            self._sizes[key] = size
+            while self._total + size > self.max_bytes:
+                _, (_, freed) = self._entries.popitem(last=False)
+                self._total -= freed
+            self._entries[key] = (value, size)
+            self._total += size
         return value
 
     def kernel(self, n_items: int, sample_size: int, scheme: str = "binomial") -> np.ndarray:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import yaml
 
-from itemsampling.commands.study import load_study
+from itemsampling.commands.study import load_study, notebook_parameters as study_notebook_parameters
 from itemsampling.ranks import PROTOCOLS
 from itemsampling.studies.tables import ranks_path, table_path
 
@@ -148,7 +148,7 @@ def report_figures(notebook):
 
 def notebook_parameters(notebook):
     """Papermill parameters of a notebook, as a JSON string (JSON is valid YAML)."""
-    return json.dumps({**study_config(notebook), "seed": config["seed"], "root": "."}, sort_keys=True)
+    return json.dumps(study_notebook_parameters(NOTEBOOKS[notebook]["study"], config, "."), sort_keys=True)
 
 
 def all_targets():

@@ -18,7 +18,7 @@ from pathlib import Path
 import papermill
 import yaml
 
-from itemsampling.commands.study import load_study
+from itemsampling.commands.study import notebook_parameters
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -33,7 +33,7 @@ def main(argv=None) -> int:
     out_dir = ROOT / "results" / "notebooks"
     out_dir.mkdir(parents=True, exist_ok=True)
     for name, spec in notebooks.items():
-        parameters = {**load_study(spec["study"]).study_config(config), "seed": config["seed"], "root": str(ROOT)}
+        parameters = notebook_parameters(spec["study"], config, str(ROOT))
         print(f"{name}: {json.dumps(parameters, sort_keys=True)[:120]}...", flush=True)
         out = out_dir / f"{name}.ipynb"
         papermill.execute_notebook(str(ROOT / "notebooks" / f"{name}.ipynb"), str(out), parameters=parameters,

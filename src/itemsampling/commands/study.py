@@ -24,7 +24,7 @@ from ..studies.engine import LABELS
 from ..studies.tables import read_ranks, write_table
 from ._common import check_output_dir, check_output_file, plain_text
 
-__all__ = ["load_study", "register"]
+__all__ = ["load_study", "notebook_parameters", "register"]
 
 
 def load_study(name: str):
@@ -39,6 +39,12 @@ def load_study(name: str):
     if missing:
         raise ValueError(f"itemsampling.studies.{name} is not a study (it lacks {', '.join(missing)})")
     return module
+
+
+def notebook_parameters(study: str, config: dict, root: str) -> dict:
+    """Papermill parameters of the notebook of ``study``: its study's parameters, the seed and the
+    folder that holds results/ and figures/."""
+    return {**load_study(study).study_config(config), "seed": config["seed"], "root": root}
 
 
 def register(subparsers) -> None:
