@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pandas as pd
 import pytest
 import yaml
 
@@ -59,6 +60,11 @@ def test_lint_finds_nothing_but_the_missing_per_rule_environments():
         ("sampled_metrics:\n  scheme: poisson\n", "poisson"),
         ("unknown_key: 1\n", "unknown_key"),
         ("train:\n  ml-1m: [nosuch]\n", "not in `models`"),
+        ("train:\n  ml-10m: [popularity]\n", "unknown dataset 'ml-10m'; registered datasets"),
+        ("models:\n  nosuch: {}\n", "config models.nosuch: unknown model 'nosuch'"),
+        ("models:\n  ease: {lambda: 3}\n", "config models.ease: model 'ease' has no hyper-parameter 'lambda'"),
+        ("hyperparameters:\n  ml-1m:\n    itemknn: {neighbours: 5}\n",
+         "config hyperparameters.ml-1m.itemknn: model 'itemknn' has no hyper-parameter 'neighbours'"),
     ],
 )
 def test_bad_config_is_rejected_with_a_readable_message(text, message, tmp_path):
@@ -67,6 +73,22 @@ def test_bad_config_is_rejected_with_a_readable_message(text, message, tmp_path)
     result = _snakemake("-n", "--directory", str(tmp_path), "--configfile", str(bad), cwd=REPO)
     assert result.returncode != 0
     assert message in result.stdout + result.stderr
+
+
+def test_a_sample_size_above_the_smallest_number_of_candidates_is_rejected_by_the_dry_run(tmp_path):
+    ranks = tmp_path / "results" / "ranks" / "ml-1m" / "krX"
+    ranks.mkdir(parents=True)
+    shutil.copy(REPO / "results" / "ranks" / "ml-1m" / "krX" / "unseen.parquet", ranks)
+    smallest = int(pd.read_parquet(ranks / "unseen.parquet")["n_candidates"].min())
+    config = tmp_path / "big.yaml"
+    config.write_text(f"sampled_metrics:\n  sample_size: {smallest + 1}\n")
+    result = _snakemake("-n", "--directory", str(tmp_path), "--configfile", str(config), cwd=REPO)
+    assert result.returncode != 0
+    assert f"smallest N_u = {smallest}" in result.stdout + result.stderr
+    assert f"sample_size n={smallest + 1} is out of range" in result.stdout + result.stderr
+    config.write_text(f"sampled_metrics:\n  sample_size: {smallest}\n")
+    result = _snakemake("-n", "--directory", str(tmp_path), "--configfile", str(config), cwd=REPO)
+    assert result.returncode == 0, result.stdout + result.stderr
 
 
 def _digests(root: Path) -> dict[str, str]:

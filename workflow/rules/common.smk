@@ -7,7 +7,12 @@ from pathlib import Path
 
 import yaml
 
+import pandas as pd
+
+from itemsampling._validation import check_sample_size
 from itemsampling.commands.study import load_study, notebook_parameters as study_notebook_parameters
+from itemsampling.data import default_registry
+from itemsampling.models.registry import check_hyperparameters
 from itemsampling.ranks import PROTOCOLS
 from itemsampling.studies.tables import ranks_path, table_path
 
@@ -35,6 +40,14 @@ RANKS_CODE = sorted(
 
 def check_config(cfg):
     """Cross-field checks that the schema cannot express; raise ValueError naming the key."""
+    registry = default_registry()
+    for dataset in cfg["train"]:
+        registry.dataset(dataset)  # ValueError listing the registered datasets
+    for model, values in cfg["models"].items():
+        _checked(f"models.{model}", check_hyperparameters, model, values)
+    for dataset, per_model in cfg["hyperparameters"].items():
+        for model, values in per_model.items():
+            _checked(f"hyperparameters.{dataset}.{model}", check_hyperparameters, model, values)
     for dataset, per_model in cfg["hyperparameters"].items():
         unknown = sorted(set(per_model) - set(cfg["train"].get(dataset, [])))
         if unknown:
@@ -50,12 +63,43 @@ def check_config(cfg):
                 f"(known: {sorted(cfg['models'])})"
             )
     for notebook in NOTEBOOKS:
+        check_sample_sizes(notebook)
         for chunk in study(notebook).chunks(study_config(notebook)):
             if chunk["model"] not in cfg["train"].get(chunk["dataset"], []):
                 raise ValueError(
                     f"notebook {notebook} needs the ranks of model {chunk['model']!r} on dataset "
                     f"{chunk['dataset']!r}; add it to train.{chunk['dataset']}"
                 )
+
+
+def _checked(key, check, *args):
+    """Run a package check; its ValueError names the config key."""
+    try:
+        check(*args)
+    except ValueError as exc:
+        raise ValueError(f"config {key}: {exc}") from None
+
+
+def smallest_candidates(dataset, protocol):
+    """The smallest N_u of a dataset under a protocol, read from any ranks file of it that
+    exists (N_u does not depend on the model); None before any model is trained on it."""
+    for path in sorted(Path("results", "ranks", dataset).glob(f"*/{protocol}.parquet")):
+        return int(pd.read_parquet(path, columns=["n_candidates"])["n_candidates"].min())
+    return None
+
+
+def check_sample_sizes(notebook):
+    """Every sample size of a study fits the candidates of its ranks (1 <= n <= min N_u), checked
+    against the ranks already there, so that a dry run rejects what the run would reject; a study
+    declares its sample sizes with ``sample_sizes(config)``."""
+    studied = study(notebook)
+    if not hasattr(studied, "sample_sizes"):
+        return
+    for (dataset, protocol), n in studied.sample_sizes(study_config(notebook)).items():
+        smallest = smallest_candidates(dataset, protocol)
+        if smallest is not None:
+            _checked(f"{NOTEBOOKS[notebook]['study']} ({dataset}, {protocol}: smallest N_u = {smallest})",
+                     check_sample_size, n, smallest)
 
 
 def study(notebook):

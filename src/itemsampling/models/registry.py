@@ -31,6 +31,7 @@ from .base import Recommender
 __all__ = [
     "DEFAULTS",
     "MODELS",
+    "check_hyperparameters",
     "default_hyperparameters",
     "make_model",
     "model_class",
@@ -122,6 +123,27 @@ def default_hyperparameters(name: str, dataset: str | None = None) -> dict[str, 
     return out
 
 
+def check_hyperparameters(name: str, hyperparameters: dict[str, Any]) -> None:
+    """Check that model ``name`` exists and accepts every key of ``hyperparameters``.
+
+    The values are checked by the model when it is built; this check needs no data and no
+    fitting, so the workflow runs it on its configuration before planning any job.
+
+    Raises
+    ------
+    ValueError
+        For an unknown model, or a hyper-parameter the model does not accept (the message lists
+        the accepted hyper-parameters).
+    """
+    allowed = model_parameters(name)
+    unknown = sorted(set(hyperparameters) - set(allowed))
+    if unknown:
+        raise ValueError(
+            f"model {name!r} has no hyper-parameter {', '.join(map(repr, unknown))}; "
+            f"allowed: {', '.join(allowed) or '(none)'}"
+        )
+
+
 def make_model(name: str, dataset: str | None = None, overrides: dict[str, Any] | None = None) -> Recommender:
     """Build model ``name`` with the defaults for ``dataset`` updated by ``overrides``.
 
@@ -131,13 +153,7 @@ def make_model(name: str, dataset: str | None = None, overrides: dict[str, Any] 
         For an unknown model, or an override the model does not accept (the message lists the
         accepted hyper-parameters).
     """
-    allowed = model_parameters(name)
-    unknown = sorted(set(overrides or {}) - set(allowed))
-    if unknown:
-        raise ValueError(
-            f"model {name!r} has no hyper-parameter {', '.join(map(repr, unknown))}; "
-            f"allowed: {', '.join(allowed) or '(none)'}"
-        )
+    check_hyperparameters(name, overrides or {})
     params = default_hyperparameters(name, dataset)
     params.update(overrides or {})
     return model_class(name)(**params)

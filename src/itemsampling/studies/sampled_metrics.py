@@ -49,6 +49,7 @@ __all__ = [
     "order_agreement",
     "rank_histogram",
     "rank_summary",
+    "sample_sizes",
     "smallest_correct_sample",
     "study_config",
     "study_tables",
@@ -83,6 +84,13 @@ def estimators(gammas: Sequence[float]) -> list[Estimator]:
     return [Estimator("sampled"), Estimator("rank_estimate"), Estimator("cls")] + [
         Estimator("bv", {"gamma": float(g)}, name=f"bv_{float(g):g}") for g in gammas
     ]
+
+
+def sample_sizes(config: Mapping) -> dict[tuple[str, str], int]:
+    """The largest sample set size n drawn from the ranks of each (dataset, protocol): the
+    workflow checks it against the smallest N_u before planning a run. (The Fig. 6 curve keeps
+    only its sample sizes up to the smallest N_u.)"""
+    return {(config["dataset"], config["protocol"]): int(config["sample_size"])}
 
 
 def chunk_table(config: Mapping, seed: int, labels: Mapping[str, str], ranks: pd.DataFrame) -> pd.DataFrame:
