@@ -102,13 +102,16 @@ class EASE(Recommender):
     def _score_items(self, users: np.ndarray, items: np.ndarray) -> np.ndarray:
         """x_u B at the chosen items only: Σ_{i in train_u} B[i, item], O(|train_u|) per item.
 
-        The terms are added one by one in the order of the sparse product of :meth:`_score`
-        (training items in column order), so the scores are bitwise those of ``score``.
+        One step per training item i of the batch (in increasing order): every user who has
+        i adds B[i, its items]. Each step reads one row of B, and each user's terms are added
+        one by one in increasing i, the order of the sparse product of :meth:`_score`, so the
+        scores are bitwise those of ``score``.
         """
-        rows = self.train_[users]
-        owner = np.repeat(np.arange(users.size), np.diff(rows.indptr))
+        rows = self.train_[users].tocsc()
         out = np.zeros(items.shape, dtype=np.float32)
-        np.add.at(out, owner, self.weights_[rows.indices[:, None], items[owner]])
+        for i in np.flatnonzero(np.diff(rows.indptr)):
+            owners = rows.indices[rows.indptr[i] : rows.indptr[i + 1]]  # distinct rows of the batch
+            out[owners] += self.weights_[i, items[owners]]
         return out
 
 
