@@ -24,7 +24,7 @@ Liu, AAAI 2021; Li, Jin, Liu, Ren, Gao & Liu, AAAI 2023.
 protocol); see :func:`estimate`.
 """
 
-from .adaptive_evaluation import AdaptiveEvaluation, evaluate_adaptive
+from .adaptive_evaluation import evaluate_adaptive
 from .estimators import (
     METHODS,
     Estimator,
@@ -43,7 +43,6 @@ __version__ = "0.1.0"
 
 __all__ = [
     "METHODS",
-    "AdaptiveEvaluation",
     "Estimator",
     "ImpossibleEstimateWarning",
     "adaptive_sample_ranks",

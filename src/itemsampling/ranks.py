@@ -419,6 +419,13 @@ def adaptive_sampled_ranks(
     Parameters are those of :func:`sampled_ranks`, with ``n0`` and ``n_max`` (n_0 <= n_max <=
     min N_u) instead of ``sample_size``.
 
+    Each batch of users is scored once, in full, and
+    :func:`itemsampling.adaptive_evaluation.sample_adaptively` (the Algorithm 1 of
+    :func:`itemsampling.evaluate_adaptive`, which asks a live scorer for the sampled items only)
+    reads the sampled items' scores from it. With ``repeats=1``, ``evaluate_adaptive`` on the
+    model's ``score_items`` with the same ``rng``, ``tie_seed`` and ``batch_size`` gives the same
+    ranks.
+
     Returns
     -------
     pandas.DataFrame
