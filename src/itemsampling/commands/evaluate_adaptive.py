@@ -13,7 +13,8 @@ whole catalogue. The global metrics are then estimated by adaptive MLE (AAAI'23 
 The model is either
 
 * ``--model-dir DIR``: a model trained by ``itemsampling train`` (its saved state, or a refit
-  with the recorded hyper-parameters and seed), scored by ``Recommender.score_items``; ties are
+  with the recorded hyper-parameters and seed), scored by ``Recommender.score_items`` (EASE
+  computes only the requested scores; other models score all items and keep those); ties are
   broken with the tie-break seed of its ``train.json``, so the sampled ranks share the total
   order of its global ranks; or
 * ``--scorer MODULE:FACTORY``: ``FACTORY(dataset)`` gets the loaded ``Dataset`` (``train``,
