@@ -124,20 +124,26 @@ def mapping(ks, n_items: int, sample_size: int, kind: str = "linear", a: float |
     array([  100.99, 10000.  ])
     """
     n_items, sample_size = _check_sizes(n_items, sample_size)
+    slope, intercept = _location(ks, sample_size, kind, a)
+    f = intercept + (n_items - 1) * slope
+    return np.floor(f) if kind == "bound" else f
+
+
+def _location(ks, sample_size: int, kind: str, a) -> tuple[np.ndarray, float]:
+    """f(k) = intercept + (N - 1) · slope_k: every mapping is affine in N - 1 before the floor of
+    ``bound`` — slope (k - 1)/(n - 1) and intercept 1 for ``linear`` (eq. 9), (k - 1/2)/(n - 1)
+    and 1/2 for ``bound`` (eq. 13), (a S_k(a))^{1/a} and 1 for ``beta`` (module docstring)."""
     kind = check_choice("mapping kind", kind, MAPPINGS)
     k = check_ranks(np.atleast_1d(ks), sample_size, name="ks").astype(np.float64)
-    scale = (n_items - 1) / (sample_size - 1)
+    if kind != "beta" and a is not None:
+        raise ValueError("a is a parameter of the beta mapping only")
     if kind == "linear":
-        if a is not None:
-            raise ValueError("a is a parameter of the beta mapping only")
-        return (k - 1.0) * scale + 1.0
+        return (k - 1.0) / (sample_size - 1), 1.0
     if kind == "bound":
-        if a is not None:
-            raise ValueError("a is a parameter of the beta mapping only")
-        return np.floor((k - 0.5) * scale + 0.5)
+        return (k - 0.5) / (sample_size - 1), 0.5
     a = _check_a(a)
     log_cdf = _log_a_cdf(a, sample_size, int(k.max()))
-    return 1.0 + (n_items - 1) * np.exp(log_cdf[k.astype(np.int64) - 1] / a)
+    return np.exp(log_cdf[k.astype(np.int64) - 1] / a), 1.0
 
 
 def fit_beta(sampled_ranks, n_items, sample_size: int, xtol: float = 1e-12) -> float:
@@ -236,14 +242,13 @@ def _cutoff(K: np.ndarray) -> np.ndarray:
     return np.floor(K * (1.0 + _CUTOFF_RTOL))
 
 
-def _hits(R: np.ndarray, N: np.ndarray, cutoffs_of) -> np.ndarray:
-    """Σ_u 1{R_u <= K_u} for each column of cut-offs; ``cutoffs_of(N_value)`` gives the real
-    cut-offs of the users with N_u = N_value."""
-    hits = 0
+def _hits(R: np.ndarray, N: np.ndarray, slope: np.ndarray, intercept: float) -> np.ndarray:
+    """Σ_u 1{R_u <= intercept + (N_u - 1) · slope} for each entry of ``slope`` (one pass per N_u)."""
+    hits = np.zeros(slope.size)
     for N_value in np.unique(N):
         ranks = np.sort(R[N == N_value])
-        hits = hits + np.searchsorted(ranks, _cutoff(cutoffs_of(int(N_value))), side="right")
-    return np.asarray(hits, dtype=np.float64)
+        hits += np.searchsorted(ranks, _cutoff(intercept + (N_value - 1.0) * slope), side="right")
+    return hits
 
 
 def mapped_hit_ratio(global_ranks, n_items, sample_size: int, ks, kind: str = "linear",
@@ -273,9 +278,9 @@ def mapped_hit_ratio(global_ranks, n_items, sample_size: int, ks, kind: str = "l
         HR@f(k), one per k.
     """
     R, N = _check_users(global_ranks, n_items)
-    _check_sizes(int(N.min()), sample_size)
-    ks = np.atleast_1d(ks)
-    return _hits(R, N, lambda N_value: mapping(ks, N_value, sample_size, kind, a)) / R.size
+    _, sample_size = _check_sizes(int(N.min()), sample_size)
+    slope, intercept = _location(ks, sample_size, kind, a)
+    return _hits(R, N, slope, intercept) / R.size
 
 
 def _check_reference(N: np.ndarray, n_total) -> int:
@@ -290,11 +295,6 @@ def _check_cutoffs(cutoffs) -> np.ndarray:
     if K.ndim != 1 or not np.all(np.isfinite(K)) or np.any(K < 1):
         raise ValueError("cutoffs must be a 1-D array of finite cut-offs K >= 1")
     return K
-
-
-def _scaled(K: np.ndarray, N_value: int, n_total: int) -> np.ndarray:
-    """K_u = 1 + (K - 1)(N_u - 1)/(N - 1): the cut-off K among N items read among N_u candidates."""
-    return K if N_value == n_total else 1.0 + (K - 1.0) * (N_value - 1) / (n_total - 1)
 
 
 def hit_ratio_curve(global_ranks, n_items, cutoffs, n_total: int | None = None) -> np.ndarray:
@@ -322,7 +322,7 @@ def hit_ratio_curve(global_ranks, n_items, cutoffs, n_total: int | None = None) 
     R, N = _check_users(global_ranks, n_items)
     n_total = _check_reference(N, n_total)
     K = _check_cutoffs(cutoffs)
-    return _hits(R, N, lambda N_value: _scaled(K, N_value, n_total)) / R.size
+    return _hits(R, N, (K - 1.0) / (n_total - 1), 1.0) / R.size
 
 
 def beta_hit_ratio(n_items, cutoffs, a: float, n_total: int | None = None) -> np.ndarray:
@@ -355,8 +355,9 @@ def beta_hit_ratio(n_items, cutoffs, a: float, n_total: int | None = None) -> np
         raise ValueError("n_items must be one integer N >= 2 or one such N_u per user")
     n_total = _check_reference(N, n_total)
     K = _check_cutoffs(cutoffs)
+    slope = (K - 1.0) / (n_total - 1)
     values, counts = np.unique(N, return_counts=True)
-    total = sum(c * (np.minimum(_cutoff(_scaled(K, int(v), n_total)), v) / v) ** a
+    total = sum(c * (np.minimum(_cutoff(1.0 + (v - 1.0) * slope), v) / v) ** a
                 for v, c in zip(values.tolist(), counts.tolist(), strict=True))
     return total / N.size
 
