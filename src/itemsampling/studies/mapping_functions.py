@@ -67,6 +67,7 @@ __all__ = [
     "chunk_draws",
     "chunk_table",
     "chunks",
+    "sample_sizes",
     "error_summary",
     "focus_ks",
     "focus_schemes",
@@ -151,6 +152,16 @@ def inputs(config: Mapping) -> list[str]:
     paths = [ranks_path(c["dataset"], c["model"], c["protocol"]) for c in chunks(config)]
     paths += [ranks_path(d, m, "all") for d, m in _pairs(config)]
     return list(dict.fromkeys(str(p) for p in paths))
+
+
+def sample_sizes(config: Mapping) -> dict[tuple[str, str], int]:
+    """The largest sample set size drawn from the ranks of each (dataset, protocol) (the
+    workflow checks it against the smallest N_u before planning a run)."""
+    out: dict[tuple[str, str], int] = {}
+    for chunk in chunks(config):
+        key = (chunk["dataset"], chunk["protocol"])
+        out[key] = max([out.get(key, 0), *(n for _, n in chunk_draws(config, chunk))])
+    return out
 
 
 def chunk_draws(config: Mapping, labels: Mapping[str, str]) -> list[tuple[str, int]]:
