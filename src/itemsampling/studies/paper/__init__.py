@@ -9,6 +9,7 @@ with the papers; nothing is ever tuned to them.
 ``krichene2020kdd_table2``                 toy example, sampled metrics (paper_mean, paper_std)
 ``krichene2020kdd_table3``                 ml-1m, exact / sampled / corrected metrics (paper_percent)
 ``krichene2020kdd_table4``                 ml-1m, correct orderings of pairs out of 100 runs (paper_agree)
+``li2020kdd_table5_shr``                    ml-1m, Mult-VAE: the SHR@k columns of Li et al. Table 5 (paper_shr)
 ========================================= ===========================================================
 """
 
