@@ -54,6 +54,7 @@ from .tables import ranks_path, read_ranks
 __all__ = [
     "chunk_table",
     "chunks",
+    "concentration_summary",
     "concentration_table",
     "global_curve_table",
     "inputs",
@@ -64,6 +65,7 @@ __all__ = [
     "sampled_curves",
     "study_config",
     "study_tables",
+    "theorem_summary",
     "user_subset",
 ]
 
@@ -387,6 +389,58 @@ def rank_distribution_tables(config: Mapping, R: np.ndarray, N: np.ndarray,
                                 "f_k": np.repeat(f[ks - 1], grid.size), "rank": np.tile(grid, ks.size),
                                 "hit_probability": p.T.ravel()})
     return distribution, probability
+
+
+def theorem_summary(pairs: pd.DataFrame) -> pd.DataFrame:
+    """:func:`pair_table` of every (dataset, protocol) in one row each.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``dataset``, ``protocol``, ``pairs``; ``dominating`` (pairs whose HR curves dominate
+        one another, or are equal) and ``dominating_kept`` (of those, the pairs whose
+        E[SHR@k] keeps the order for every k: Theorem 2.1 says all); ``crossing`` and
+        ``crossing_kept`` (crossing pairs whose expected order is kept anyway);
+        ``crossing_winner_agreement`` (mean over crossing pairs of the share of k at which the
+        sampled winner is the winner at HR@⌊f(k)⌋), ``lowest_winner_agreement`` (over all pairs),
+        ``mc_max_abs_z`` (largest over all pairs) and ``lowest_draw_order_kept``.
+    """
+    frame = pairs.assign(dominating=pairs["hr_relation"] != "cross")
+    frame = frame.assign(crossing=~frame["dominating"],
+                         dominating_kept=frame["dominating"] & frame["expected_order_kept"],
+                         crossing_kept=~frame["dominating"] & frame["expected_order_kept"],
+                         crossing_agreement=frame["winner_agreement"].where(~frame["dominating"]))
+    out = frame.groupby(["dataset", "protocol"], sort=False).agg(
+        pairs=("model_a", "size"), dominating=("dominating", "sum"), dominating_kept=("dominating_kept", "sum"),
+        crossing=("crossing", "sum"), crossing_kept=("crossing_kept", "sum"),
+        crossing_winner_agreement=("crossing_agreement", "mean"),
+        lowest_winner_agreement=("winner_agreement", "min"), mc_max_abs_z=("mc_max_abs_z", "max"),
+        lowest_draw_order_kept=("draw_order_kept", "min"))
+    return out.reset_index()
+
+
+def concentration_summary(table: pd.DataFrame) -> pd.DataFrame:
+    """:func:`concentration_table` of all datasets, protocols and models, by number of users M.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``users``, ``rows``; quantiles 5 %, 50 % and 95 % of the ratio of the Monte Carlo to
+        the analytic standard deviation (``std_ratio_q05``, ``std_ratio_median``,
+        ``std_ratio_q95``; rows whose analytic variance is at least that of one fair coin
+        among the M users, std >= 1/(2M), so that 100 repeats can estimate it); ``largest_deviation`` (max over
+        rows of max_abs_deviation), ``hoeffding_radius``, ``share_beyond_hoeffding`` (max over
+        rows), ``share_beyond_normal`` (mean over rows: about δ when eq. 5 and the normal
+        approximation hold), ``hoeffding_bound_t`` and ``share_beyond_t`` (mean over rows).
+    """
+    frame = table.assign(std_ratio=(table["mc_std"] / table["std"]).where(2 * table["users"] * table["std"] >= 1))
+    out = frame.groupby("users", sort=True).agg(
+        rows=("k", "size"), std_ratio_q05=("std_ratio", lambda x: x.quantile(0.05)),
+        std_ratio_median=("std_ratio", "median"), std_ratio_q95=("std_ratio", lambda x: x.quantile(0.95)),
+        largest_deviation=("max_abs_deviation", "max"), hoeffding_radius=("hoeffding_radius", "first"),
+        share_beyond_hoeffding=("share_beyond_hoeffding", "max"), share_beyond_normal=("share_beyond_normal", "mean"),
+        hoeffding_bound_t=("hoeffding_bound_t", "first"), share_beyond_t=("share_beyond_t", "mean"))
+    return out.reset_index()
 
 
 # ----------------------------------------------------------------------------- all tables
