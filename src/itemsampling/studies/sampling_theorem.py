@@ -176,7 +176,7 @@ def _hr_at(hr: np.ndarray, locations: np.ndarray) -> np.ndarray:
 
 def _mean_items(N: np.ndarray) -> int:
     """N̄: the rounded mean number of candidates (N itself when all users have the same)."""
-    return int(np.rint(N.mean()))
+    return int(np.rint(np.mean(N)))
 
 
 def k_ranges(ks: Sequence[int]) -> str:
