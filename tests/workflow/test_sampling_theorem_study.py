@@ -46,7 +46,7 @@ def test_chunk_draws_are_the_sampled_hit_ratio_of_the_engine_draws(ranks):
     pd.testing.assert_frame_equal(runs, st.chunk_table(CONFIG, 3, LABELS, ranks.sample(frac=1, random_state=0)))
 
 
-def test_user_subsets_are_shared_by_models_and_nested_in_the_users(ranks):
+def test_user_subsets_depend_on_seed_dataset_and_count_only(ranks):
     users = ranks["user"].to_numpy()
     a = st.user_subset(users, 50, 7, "tiny")
     assert a.size == 50 and np.unique(a).size == 50 and (np.diff(a) > 0).all() and np.isin(a, users).all()
