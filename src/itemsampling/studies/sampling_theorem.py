@@ -487,7 +487,7 @@ def study_tables(config: Mapping, seed: int, runs: pd.DataFrame, root: str | Pat
             distribution, probability = rank_distribution_tables(config, *users[config["figure_model"]],
                                                                  hr[config["figure_model"]])
             model = {"model": config["figure_model"]}
-            frames["fig2_rank_distribution"].append(_front(distribution, {**setting, **model}))
+            frames["fig2_rank_distribution"].append(_front(distribution, {**setting, **model, **keys}))
             frames["fig2_hit_probability"].append(_front(probability, {**setting, **model, **keys}))
     return {name: pd.concat(parts, ignore_index=True) for name, parts in frames.items()}
 
