@@ -1,10 +1,12 @@
 """Redraw every figure from the committed tables: execute each notebook of workflow/notebooks.yaml
 with the parameters of the configuration, without training or recomputing any table.
 
-    python workflow/scripts/replot.py [--configfile config/config.yaml] [--html]
+    python workflow/scripts/replot.py [--configfile config/config.yaml] [--html] [--report FILE]
 
-(`make figures` runs it.) The notebooks only read results/tables/ and write figures/ and
-results/notebooks/; a missing table stops with the snakemake command that makes it.
+(`make figures` runs it with --html and --report results/report.html.) The notebooks only read
+results/tables/ and write figures/ and results/notebooks/. A notebook whose tables are not there
+(its study has not been run yet) is not redrawn: the script names the missing tables and the
+snakemake command that computes them, redraws the others, and builds the report of those.
 """
 
 from __future__ import annotations
@@ -19,21 +21,36 @@ import papermill
 import yaml
 
 from itemsampling.commands.study import notebook_parameters
+from itemsampling.studies.tables import table_path
 
 ROOT = Path(__file__).resolve().parents[2]
+
+
+def missing_tables(name: str, spec: dict) -> list[str]:
+    """The tables a notebook reads that are not in results/tables/ (relative paths)."""
+    tables = [*spec["tables"], *spec.get("inputs", [])]
+    return [str(table_path(name, t)) for t in tables if not (ROOT / table_path(name, t)).is_file()]
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--configfile", type=Path, default=ROOT / "config" / "config.yaml")
     parser.add_argument("--html", action="store_true", help="also write the HTML copies")
+    parser.add_argument("--report", type=Path, help="then build the Snakemake report of the redrawn notebooks here")
     args = parser.parse_args(argv)
     config = yaml.safe_load(args.configfile.read_text())
     notebooks = yaml.safe_load((ROOT / "workflow" / "notebooks.yaml").read_text())
     out_dir = ROOT / "results" / "notebooks"
     out_dir.mkdir(parents=True, exist_ok=True)
+    redrawn = []
     for name, spec in notebooks.items():
-        parameters = notebook_parameters(spec["study"], config, str(ROOT))
+        missing = missing_tables(name, spec)
+        if missing:
+            print(f"{name}: not redrawn, its study has not been run ({len(missing)} tables missing, e.g. "
+                  f"{missing[0]}); compute them with: snakemake --profile profiles/local "
+                  f"results/notebooks/{name}.ipynb", file=sys.stderr, flush=True)
+            continue
+        parameters = notebook_parameters(spec["study"], config, ".")  # as the workflow runs them
         print(f"{name}: {json.dumps(parameters, sort_keys=True)[:120]}...", flush=True)
         out = out_dir / f"{name}.ipynb"
         papermill.execute_notebook(str(ROOT / "notebooks" / f"{name}.ipynb"), str(out), parameters=parameters,
@@ -41,6 +58,11 @@ def main(argv=None) -> int:
         if args.html:
             subprocess.run([sys.executable, "-m", "jupyter", "nbconvert", "--to", "html", str(out)], check=True,
                            capture_output=True)
+        redrawn.append(name)
+    if args.report:
+        snakemake = Path(sys.executable).with_name("snakemake")
+        subprocess.run([str(snakemake), "--profile", "profiles/local", "--report", str(args.report),
+                        *(f"results/notebooks/{name}.html" for name in redrawn)], cwd=ROOT, check=True)
     return 0
 
 
