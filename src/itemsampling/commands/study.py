@@ -7,7 +7,9 @@
 
 A study is a module of :mod:`itemsampling.studies` with ``study_config``, ``chunks``,
 ``chunk_table`` (when it has chunks), ``inputs`` and ``study_tables``. ``--config`` is the
-study's parameters as JSON (what ``study_config`` returns for the workflow configuration).
+study's parameters as JSON (what ``study_config`` returns for the workflow configuration). A
+chunk is named by its dataset, model and protocol, and by ``--part`` when the study runs several
+parts on one ranks file (e.g. one per sample size).
 
 Both steps compute with one BLAS thread, whatever the machine: multithreaded BLAS adds in
 another order, and the ill-conditioned least squares of the CLS correction then changes in the
@@ -67,6 +69,7 @@ def register(subparsers) -> None:
         if step == "chunk":
             for label in LABELS:
                 sub.add_argument(f"--{label}", required=True)
+            sub.add_argument("--part", help="part of the study on this ranks file (studies whose chunks have one)")
             sub.add_argument("--output", type=Path, required=True,
                              help="parquet file of the runs (overwritten if it exists)")
             sub.set_defaults(func=_chunk)
@@ -94,6 +97,8 @@ def _chunk(args) -> int:
     check_output_file(str(args.output))
     study, config = load_study(args.study), _config(args)
     labels = {label: getattr(args, label) for label in LABELS}
+    if args.part is not None:
+        labels["part"] = args.part
     if labels not in study.chunks(config):
         raise ValueError(f"{labels} is not a chunk of study {args.study!r}; its chunks: {study.chunks(config)}")
     ranks = read_ranks(labels["dataset"], labels["model"], labels["protocol"], args.root)

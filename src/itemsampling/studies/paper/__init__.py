@@ -9,7 +9,21 @@ with the papers; nothing is ever tuned to them.
 ``krichene2020kdd_table2``                 toy example, sampled metrics (paper_mean, paper_std)
 ``krichene2020kdd_table3``                 ml-1m, exact / sampled / corrected metrics (paper_percent)
 ``krichene2020kdd_table4``                 ml-1m, correct orderings of pairs out of 100 runs (paper_agree)
+``jin2021aaai_metrics_at_10``              Recall, NDCG, AP@10, exact and mean ± std of six estimators,
+                                           n = 100 (Tables 2, 3, 6, 7; paper_percent, paper_std_percent)
+``jin2021aaai_winners``                    correct winners out of 100 repeats, n = 100 (Tables 4, 8-10;
+                                           paper_correct)
+``li2023aaai_relative_error``              average relative error over K = 1..50, pinterest-20 and yelp
+                                           (Tables 6, 9, 10; paper_percent, paper_std_percent)
+``li2023aaai_winners``                     correct winners out of 100 repeats, n = 500, K = 10, 20
+                                           (Table 8, fixed-size part; paper_correct)
 ========================================= ===========================================================
+
+The AAAI 2021 and 2023 tables carry the paper's dataset name (``paper_dataset``) and ours
+(``dataset``): citeulike is our citeulike-a (the same users and items), pinterest-20 and yelp
+are other versions of our pinterest-subset (a subset of pinterest-20's users) and yelp-diffnet;
+ALS is our iALS (``ials``). The AAAI 2021 text calls Tables 8, 9 and 10 pinterest-20, yelp and
+citeulike, their captions citeulike, yelp and pinterest-20: the files follow the captions.
 """
 
 from __future__ import annotations
