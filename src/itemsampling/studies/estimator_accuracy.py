@@ -59,12 +59,15 @@ __all__ = [
     "chunks",
     "comparison_tables",
     "estimator",
+    "estimator_label",
     "inputs",
     "metrics_at_k",
+    "metrics_at_k_layout",
     "parts",
     "pooled_estimators",
     "rank_distribution",
     "relative_error_comparison",
+    "relative_error_layout",
     "relative_errors",
     "sample_sizes",
     "study_config",
@@ -74,6 +77,7 @@ __all__ = [
     "variant_comparison",
     "winner_comparison",
     "winners",
+    "winners_layout",
 ]
 
 #: metrics of the papers' tables
@@ -81,6 +85,9 @@ METRICS = ("recall", "ndcg", "ap")
 #: estimators whose prior is fitted to the sampled ranks (AAAI'23 §3, App. I)
 PRIOR_ESTIMATORS = ("bv_mle", "bv_mes", "mn_mle", "mn_mes")
 _NAMED = ("sampled", "cls", "mle", "wmle", "mes", *PRIOR_ESTIMATORS)
+#: MES of the AAAI'23 code: n times the squared error of AAAI'21 eq. 25 with η = 0.01, i.e. eq. 26
+#: with η/n (the package's ``eta_scale="code"``)
+CODE_MES = {"eta": 0.01, "eta_scale": "code"}
 #: keys that identify one setting of the runs (everything but the repeat and the values)
 _SETTING = ["dataset", "model", "protocol", "scheme", "sample_size", "part", "estimator"]
 
@@ -91,20 +98,26 @@ _SETTING = ["dataset", "model", "protocol", "scheme", "sample_size", "part", "es
 def estimator(name: str) -> Estimator:
     """The estimator a configuration names, with the papers' options (the package defaults).
 
-    ``sampled``, ``cls``, ``mle``, ``wmle`` (weight NDCG, C = 10), ``mes`` (η = 0.001),
-    ``bv_mle``, ``bv_mes`` (γ = 0.01), ``mn_mle``, ``mn_mes``, and ``bv_<γ>``: BV with a uniform
-    prior and γ (KDD'20 eq. 24-26; the BV of AAAI'23 is ``bv_0.01``).
+    ``sampled``, ``cls``, ``mle``, ``wmle`` (weight NDCG, C = 10), ``mes`` (η = 0.001 in AAAI'21
+    eq. 26), ``bv_mle``, ``bv_mes`` (γ = 0.01), ``mn_mle``, ``mn_mes``; ``mes_code``,
+    ``bv_mes_code`` and ``mn_mes_code``: the same with MES as the AAAI'23 code solves it
+    (:data:`CODE_MES`: n times the squared error and η = 0.01, i.e. η = 0.01/n in eq. 26); and
+    ``bv_<γ>``: BV with a uniform prior and γ (KDD'20 eq. 24-26; the BV of AAAI'23 is
+    ``bv_0.01``).
     """
     if name in _NAMED:
         return Estimator(name)
+    base = name.removesuffix("_code")
+    if base != name and base in ("mes", "bv_mes", "mn_mes"):
+        return Estimator(base, CODE_MES, name=name)
     family, _, gamma = name.partition("_")
     try:
         value = float(gamma)
     except ValueError:
         value = -1.0
     if family != "bv" or not value >= 0 or name != f"bv_{value:g}":
-        raise ValueError(f"unknown estimator {name!r}: use one of {', '.join(_NAMED)} or bv_<γ> "
-                         "(e.g. bv_0.01, written as Python's %g writes γ)")
+        raise ValueError(f"unknown estimator {name!r}: use one of {', '.join(_NAMED)}, mes_code, bv_mes_code, "
+                         "mn_mes_code or bv_<γ> (e.g. bv_0.01, written as Python's %g writes γ)")
     return Estimator("bv", {"gamma": value}, name=name)
 
 
@@ -217,6 +230,9 @@ def pooled_estimators(names: Sequence[str], global_ranks, n_items, sample_size: 
     other repeats' ranks in every repeat (the AAAI'23 authors' code averaged the MES estimates of
     all repeats, which shares the same information): it shows how much pooling flatters them.
     """
+    bad = [name for name in names if name not in PRIOR_ESTIMATORS]
+    if bad:
+        raise ValueError(f"{bad} have no fitted prior to pool; use {', '.join(PRIOR_ESTIMATORS)}")
     draws = [draw_sampled_ranks(global_ranks, n_items, sample_size, seed=seed, labels=labels, scheme=scheme,
                                 repeat=i) for i in range(repeats)]
     pooled_items = np.tile(n_items, repeats) if np.ndim(n_items) else n_items
@@ -225,13 +241,8 @@ def pooled_estimators(names: Sequence[str], global_ranks, n_items, sample_size: 
     for method in sorted({name.partition("_")[2] for name in names}):
         priors[method] = fit_rank_distribution(np.concatenate(draws), pooled_items, sample_size, method,
                                                scheme=kernel, n_groups=n_groups)
-    out = []
-    for name in names:
-        if name not in PRIOR_ESTIMATORS:
-            raise ValueError(f"{name!r} has no fitted prior to pool; use {', '.join(PRIOR_ESTIMATORS)}")
-        family, _, method = name.partition("_")
-        out.append(Estimator(family, {"prior": priors[method]}, name=name))
-    return out
+    return [Estimator(name.partition("_")[0], {"prior": priors[name.partition("_")[2]]}, name=name)
+            for name in names]
 
 
 def chunk_table(config: Mapping, seed: int, labels: Mapping[str, str], ranks: pd.DataFrame) -> pd.DataFrame:
@@ -516,10 +527,10 @@ def winner_comparison(table: pd.DataFrame, paper: pd.DataFrame) -> pd.DataFrame:
 
 
 def relative_error_comparison(table: pd.DataFrame, paper: pd.DataFrame) -> pd.DataFrame:
-    """Per dataset, metric, n and estimator: the average relative error averaged over the models,
-    and how often the estimator is among the two most accurate of a model's row (as the papers
-    mark them in bold), ours and the paper's (``li2023aaai_relative_error``), over the
-    estimators both have.
+    """Per dataset, metric, n and estimator of the AAAI'23 tables (those named in ``paper``,
+    ``li2023aaai_relative_error``): the average relative error averaged over the models, and in
+    how many models' rows the estimator is among the two most accurate of these estimators (as
+    the paper marks them in bold); ours, and the paper's where it has the dataset.
 
     Returns
     -------
@@ -527,15 +538,14 @@ def relative_error_comparison(table: pd.DataFrame, paper: pd.DataFrame) -> pd.Da
         ``dataset, metric, sample_size, estimator, mean, best_two, models, paper_mean,
         paper_best_two`` (errors as fractions).
     """
-    theirs = paper.rename(columns={"method": "estimator"}).assign(paper_mean=lambda t: t["paper_percent"] / 100)
     keys = ["dataset", "metric", "sample_size"]
-    shared = table.merge(theirs[[*keys, "estimator"]].drop_duplicates(), on=[*keys, "estimator"])
+    theirs = paper.rename(columns={"method": "estimator"}).assign(paper_mean=lambda t: t["paper_percent"] / 100)
+    ours = table[table["estimator"].isin(set(theirs["estimator"]))]
 
-    def best_two(frame, value):
-        rank = frame.groupby([*keys, "model"])[value].rank(method="min")
-        return frame.assign(best_two=rank <= 2)
+    def best_two(frame: pd.DataFrame, value: str) -> pd.DataFrame:
+        return frame.assign(best_two=frame.groupby([*keys, "model"])[value].rank(method="min") <= 2)
 
-    ours = best_two(shared, "mean").groupby([*keys, "estimator"], sort=False).agg(
+    ours = best_two(ours, "mean").groupby([*keys, "estimator"], sort=False).agg(
         mean=("mean", "mean"), best_two=("best_two", "sum"), models=("model", "nunique")).reset_index()
     theirs = best_two(theirs, "paper_mean").groupby([*keys, "estimator"], sort=False).agg(
         paper_mean=("paper_mean", "mean"), paper_best_two=("best_two", "sum")).reset_index()
@@ -572,3 +582,68 @@ def variant_comparison(table: pd.DataFrame, variant: str, base: str, other: str)
     out.insert(4, "ratio", out["other"] / out["base"])
     return out
 
+
+
+# ----------------------------------------------------------------------------- layouts
+
+
+def estimator_label(name: str) -> str:
+    """How the papers print an estimator: ``bv_0.1`` -> ``BV 0.1``, ``mn_mes`` -> ``MN_MES``."""
+    if name == "sampled":
+        return name
+    if name.startswith("bv_") and name[3:4].isdigit():
+        return f"BV {name[3:]}"
+    base = name.removesuffix("_code")
+    return base.upper() + (" (code)" if base != name else "")
+
+
+def _cells(mean: pd.Series, std: pd.Series, digits: int) -> list[str]:
+    return [f"{100 * m:.{digits}f} ± {100 * s:.{digits}f}" for m, s in zip(mean, std, strict=True)]
+
+
+def _ordered(frame: pd.DataFrame, column: str, labels: Mapping[str, str] | None) -> pd.DataFrame:
+    """``frame`` with ``column`` renamed by ``labels`` (in their order) and kept only for them."""
+    if labels is None:
+        return frame
+    order = {name: i for i, name in enumerate(labels)}
+    frame = frame[frame[column].isin(list(labels))]
+    return frame.sort_values(column, key=lambda s: s.map(order), kind="stable").assign(
+        **{column: lambda t: t[column].map(labels)})
+
+
+def metrics_at_k_layout(table: pd.DataFrame, dataset: str, sample_size: int,
+                        models: Mapping[str, str] | None = None, digits: int = 2) -> pd.DataFrame:
+    """AAAI'21 Tables 2-3, 6-7: rows (model, metric), the exact value and one ``mean ± std``
+    column per estimator, in percent. ``models`` maps model names to the labels shown."""
+    t = table[(table["dataset"] == dataset) & (table["sample_size"] == sample_size)]
+    t = _ordered(t.assign(cell=_cells(t["mean"], t["std"], digits)), "model", models)
+    wide = t.pivot(index=["model", "metric"], columns="estimator", values="cell")
+    wide = wide[list(dict.fromkeys(t["estimator"]))]
+    exact = t.drop_duplicates(["model", "metric"]).set_index(["model", "metric"])["exact"]
+    wide.insert(0, "exact", [f"{100 * v:.{digits}f}" for v in exact.reindex(wide.index)])
+    rows = list(dict.fromkeys(zip(t["model"], t["metric"], strict=True)))
+    return wide.loc[rows].rename(columns=estimator_label)
+
+
+def winners_layout(table: pd.DataFrame, dataset: str, sample_size: int) -> pd.DataFrame:
+    """AAAI'21 Tables 4, 8-10, AAAI'23 Table 8: rows (K, metric), the number of repeats in which
+    each estimator picks the true winner."""
+    t = table[(table["dataset"] == dataset) & (table["sample_size"] == sample_size)]
+    wide = t.pivot(index=["k", "metric"], columns="estimator", values="correct")
+    wide = wide[list(dict.fromkeys(t["estimator"]))]
+    order = {m: i for i, m in enumerate(METRICS)}
+    rows = sorted(wide.index, key=lambda i: (i[0], order.get(i[1], len(order))))
+    return wide.loc[rows].rename(columns=estimator_label)
+
+
+def relative_error_layout(table: pd.DataFrame, metric: str, sample_size: int, estimators: Sequence[str],
+                          models: Mapping[str, str] | None = None, digits: int = 2) -> pd.DataFrame:
+    """AAAI'23 Tables 1, 6, 9, 10: rows (dataset, model), one ``mean ± std`` column (percent) per
+    estimator of ``estimators`` that was run."""
+    t = table[(table["metric"] == metric) & (table["sample_size"] == sample_size)
+              & table["estimator"].isin(list(estimators))]
+    t = _ordered(t.assign(cell=_cells(t["mean"], t["std"], digits)), "model", models)
+    wide = t.pivot(index=["dataset", "model"], columns="estimator", values="cell")
+    wide = wide[[e for e in estimators if e in wide.columns]]
+    rows = list(dict.fromkeys(zip(t["dataset"], t["model"], strict=True)))
+    return wide.loc[rows].rename(columns=estimator_label)
