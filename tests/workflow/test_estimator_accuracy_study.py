@@ -14,7 +14,7 @@ from itemsampling.cli import main as cli
 from itemsampling.studies import estimator_accuracy as ea
 from itemsampling.studies.engine import draw_sampled_ranks
 from itemsampling.studies.paper import paper_table
-from itemsampling.studies.tables import chunk_path
+from itemsampling.studies.tables import chunk_path, write_table
 
 CONFIG = {
     "datasets": ["tiny"], "models": {"A": "m1", "B": "m2"}, "protocol": "all", "repeats": 3, "max_k": 5,
@@ -295,3 +295,24 @@ def test_cli_runs_a_part_and_checks_it(tiny_results, tmp_path):
     assert set(pd.read_parquet(out)["part"]) == {"n40"}
     assert cli([*common, "--part", "nosuch", "--output", str(out)]) == 2
     assert cli([*common, "--output", str(out)]) == 2  # a chunk of this study needs its part
+
+
+def test_tables_are_the_same_bytes_when_the_chunks_are_rerun(tiny_results, tmp_path):
+    """Only chunk_times (wall times) may change between two runs of the same configuration."""
+    config = {**CONFIG, "rank_distribution": {**CONFIG["rank_distribution"],
+                                               "by_model": {"dataset": "tiny", "models": ["m1", "m2"]}}}
+    outputs = []
+    for run in ("a", "b"):
+        frames = [ea.chunk_table(config, 9, chunk, pd.read_parquet(
+            tiny_results / "results" / "ranks" / "tiny" / chunk["model"] / f"{chunk['protocol']}.parquet"))
+            for chunk in ea.chunks(config)]
+        tables = ea.study_tables(config, 9, pd.concat(frames[::-1] if run == "b" else frames, ignore_index=True))
+        for name, frame in tables.items():
+            write_table(frame, tmp_path / run / f"{name}.csv")
+        outputs.append({name: (tmp_path / run / f"{name}.csv").read_bytes() for name in tables})
+    assert set(outputs[0]) == {"metrics_at_k", "winners", "true_winners", "rank_distribution", "relative_error",
+                               "pooled_prior", "candidates", "schemes", "chunk_times"}
+    for name in outputs[0]:
+        if name != "chunk_times":
+            assert outputs[0][name] == outputs[1][name], name
+    assert all(table.count(b"\n") > 1 for table in outputs[0].values())  # a header and rows
