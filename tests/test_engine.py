@@ -6,7 +6,12 @@ import pytest
 
 import itemsampling as its
 from itemsampling.estimators import Estimator
-from itemsampling.studies.engine import RUN_COLUMNS, derive_seed, draw_sampled_ranks, repeat_estimates
+from itemsampling.studies.engine import (
+    RUN_COLUMNS,
+    derive_seed,
+    draw_sampled_ranks,
+    repeat_estimates,
+)
 
 LABELS = {"dataset": "toy", "model": "m", "protocol": "unseen"}
 ESTIMATORS = [Estimator("sampled"), Estimator("bv", {"gamma": 0.1}, name="bv_0.1"), Estimator("mle"),

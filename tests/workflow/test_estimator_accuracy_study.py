@@ -14,7 +14,7 @@ from itemsampling.cli import main as cli
 from itemsampling.studies import estimator_accuracy as ea
 from itemsampling.studies.engine import draw_sampled_ranks
 from itemsampling.studies.paper import paper_table
-from itemsampling.studies.tables import chunk_path, write_table
+from itemsampling.studies.tables import chunk_path, read_runs, write_table
 
 CONFIG = {
     "datasets": ["tiny"], "models": {"A": "m1", "B": "m2"}, "protocol": "all", "repeats": 3, "max_k": 5,
@@ -295,18 +295,27 @@ def test_cli_runs_a_part_and_checks_it(tiny_results, tmp_path):
     assert set(pd.read_parquet(out)["part"]) == {"n40"}
     assert cli([*common, "--part", "nosuch", "--output", str(out)]) == 2
     assert cli([*common, "--output", str(out)]) == 2  # a chunk of this study needs its part
+    names = list(ea.study_tables(CONFIG, 2, pd.read_parquet(out)))
+    assert cli(["study", "tables", "--study", "estimator_accuracy", "--config", config, "--seed", "2", "--runs", str(out),
+                "--tables", *names, "--out-dir", str(tmp_path / "tables")]) == 0
+    assert pd.read_csv(tmp_path / "tables" / "relative_error.csv")["sample_size"].eq(40).all()
 
 
 def test_tables_are_the_same_bytes_when_the_chunks_are_rerun(tiny_results, tmp_path):
-    """Only chunk_times (wall times) may change between two runs of the same configuration."""
+    """Only chunk_times (wall times) may change between two runs of the same configuration, read
+    in any order, as text or as categoricals."""
     config = {**CONFIG, "rank_distribution": {**CONFIG["rank_distribution"],
                                                "by_model": {"dataset": "tiny", "models": ["m1", "m2"]}}}
     outputs = []
     for run in ("a", "b"):
-        frames = [ea.chunk_table(config, 9, chunk, pd.read_parquet(
-            tiny_results / "results" / "ranks" / "tiny" / chunk["model"] / f"{chunk['protocol']}.parquet"))
-            for chunk in ea.chunks(config)]
-        tables = ea.study_tables(config, 9, pd.concat(frames[::-1] if run == "b" else frames, ignore_index=True))
+        paths = []
+        for i, chunk in enumerate(ea.chunks(config)):
+            ranks = tiny_results / "results" / "ranks" / "tiny" / chunk["model"] / f"{chunk['protocol']}.parquet"
+            paths.append(tmp_path / f"{run}{i}.parquet")
+            ea.chunk_table(config, 9, chunk, pd.read_parquet(ranks)).to_parquet(paths[-1])
+        # in order and as text, then in reverse order and as categoricals (as the command line reads them)
+        runs = pd.concat(pd.read_parquet(p) for p in paths) if run == "a" else read_runs(paths[::-1], categorical=True)
+        tables = ea.study_tables(config, 9, runs)
         for name, frame in tables.items():
             write_table(frame, tmp_path / run / f"{name}.csv")
         outputs.append({name: (tmp_path / run / f"{name}.csv").read_bytes() for name in tables})

@@ -57,7 +57,7 @@ for _notebook, _spec in NOTEBOOKS.items():
             out_dir=lambda wildcards, output: str(Path(output[0]).parent),
         threads: 1
         resources:
-            mem_mb=4000,
+            mem_mb=_spec.get("tables_mem_mb", 4000),
             runtime=60,
         shell:
             "env OMP_NUM_THREADS={threads} OPENBLAS_NUM_THREADS={threads} MKL_NUM_THREADS={threads} "

@@ -50,6 +50,7 @@ from ..experiments import relative_error, winner_counts
 from .engine import SCHEMES, draw_sampled_ranks, repeat_estimates
 
 __all__ = [
+    "CATEGORICAL_RUNS",
     "METRICS",
     "PRIOR_ESTIMATORS",
     "bias_comparison",
@@ -82,6 +83,9 @@ __all__ = [
 
 #: metrics of the papers' tables
 METRICS = ("recall", "ndcg", "ap")
+#: the tables step reads the runs (about 12 million rows in the full study) with text columns as
+#: categoricals; every function below gives the same tables for text or categorical columns
+CATEGORICAL_RUNS = True
 #: estimators whose prior is fitted to the sampled ranks (AAAI'23 §3, App. I)
 PRIOR_ESTIMATORS = ("bv_mle", "bv_mes", "mn_mle", "mn_mes")
 _NAMED = ("sampled", "cls", "mle", "wmle", "mes", *PRIOR_ESTIMATORS)
@@ -271,10 +275,11 @@ def chunk_table(config: Mapping, seed: int, labels: Mapping[str, str], ranks: pd
 # ----------------------------------------------------------------------------- aggregation
 
 
-def _role(runs: pd.DataFrame, config: Mapping, *roles: str) -> pd.DataFrame:
-    """The runs of the parts with one of ``roles``."""
-    names = [name for name, spec in parts(config).items() if spec["role"] in roles]
-    return runs[runs["part"].isin(names)]
+def _role(runs: pd.DataFrame, config: Mapping, role: str, rows=None) -> pd.DataFrame:
+    """The runs of the parts with ``role`` (among ``rows``, a boolean mask, if given)."""
+    names = [name for name, spec in parts(config).items() if spec["role"] == role]
+    mask = runs["part"].isin(names) if rows is None else runs["part"].isin(names) & rows
+    return runs[mask]
 
 
 def metrics_at_k(runs: pd.DataFrame, k: int) -> pd.DataFrame:
@@ -348,13 +353,15 @@ def relative_errors(runs: pd.DataFrame, max_k: int) -> pd.DataFrame:
         The setting (``dataset, model, protocol, scheme, sample_size, part, estimator``),
         ``metric``, ``mean``, ``std`` and ``repeats``.
     """
-    sel = runs[runs["k"] <= max_k]
     keys = [*_SETTING, "metric", "repeat"]
-    if (sel.groupby(keys, sort=False).size() != max_k).any():
+    cut = (runs["k"] <= max_k).to_numpy(dtype=bool)
+    exact = runs["exact"].to_numpy()[cut]
+    error = np.where(exact != 0, relative_error(runs["estimate"].to_numpy()[cut], exact), np.nan)
+    per_repeat = pd.Series(error).groupby([runs[key].iloc[cut].reset_index(drop=True) for key in keys],
+                                          sort=False).agg(["mean", "size"])
+    if (per_repeat["size"] != max_k).any():
         raise ValueError(f"the runs lack some of the cut-offs K = 1..{max_k} for the relative error")
-    sel = sel[sel["exact"] != 0]
-    per_repeat = sel.assign(error=relative_error(sel["estimate"], sel["exact"])).groupby(keys, sort=False)["error"].mean()
-    out = per_repeat.groupby(level=keys[:-1], sort=False).agg(mean="mean", std="std", repeats="size")
+    out = per_repeat["mean"].groupby(level=keys[:-1], sort=False).agg(mean="mean", std="std", repeats="size")
     return out.reset_index()
 
 
@@ -407,20 +414,16 @@ def comparison_tables(errors: pd.DataFrame, config: Mapping) -> dict[str, pd.Dat
     in the papers' runs, or ``pooled``), ``candidates`` (column ``n_items``: ``per_user`` N_u or
     one ``common`` N) and ``schemes`` (the ``scheme`` column: binomial, from the papers' runs, or
     the other scheme), each on the settings its parts ran."""
-    spec = parts(config)
-
-    def role(name: str) -> pd.DataFrame:
-        return errors[errors["part"].isin([p for p, s in spec.items() if s["role"] == name])]
-
     def own(like: pd.DataFrame) -> pd.DataFrame:
         """The papers' runs of the same dataset, model, n and estimator as ``like``."""
         keys = ["dataset", "model", "sample_size", "estimator"]
-        return role("paper").merge(like[keys].drop_duplicates(), on=keys, how="inner")
+        return _role(errors, config, "paper").merge(like[keys].drop_duplicates(), on=keys, how="inner")
 
-    pooled, other = role("pooled"), role("scheme")
+    pooled, other = _role(errors, config, "pooled"), _role(errors, config, "scheme")
     return {
         "pooled_prior": _stack({"own": own(pooled), "pooled": pooled}, "prior"),
-        "candidates": _stack({"per_user": role("per_user"), "common": role("common")}, "n_items"),
+        "candidates": _stack({"per_user": _role(errors, config, "per_user"), "common": _role(errors, config, "common")},
+                             "n_items"),
         "schemes": _stack({"paper": own(other), "other": other}, None),
     }
 
@@ -436,8 +439,9 @@ def chunk_times(runs: pd.DataFrame) -> pd.DataFrame:
     """
     keys = ["dataset", "model", "protocol", "part", "scheme", "sample_size"]
     estimators = runs.groupby(keys, sort=False)["estimator"].nunique().rename("estimators")
-    draws = runs.drop_duplicates([*keys, "repeat"]).groupby(keys, sort=False).agg(
-        draws=("repeat", "size"), setup_seconds=("setup_seconds", "first"), draw_seconds=("seconds", "sum"))
+    per_draw = runs.groupby([*keys, "repeat"], sort=False)[["seconds", "setup_seconds"]].first()
+    draws = per_draw.groupby(level=keys, sort=False).agg(
+        draws=("seconds", "size"), setup_seconds=("setup_seconds", "first"), draw_seconds=("seconds", "sum"))
     out = estimators.to_frame().join(draws).reset_index()
     out["seconds"] = out["setup_seconds"] + out["draw_seconds"]
     out["seconds_per_draw"] = out["draw_seconds"] / out["draws"]
@@ -458,21 +462,43 @@ def study_tables(config: Mapping, seed: int, runs: pd.DataFrame, root: str | Pat
     root : str or Path
         Repository root (unused: the runs carry the exact values).
     """
-    order = ["dataset", "model", "protocol", "part", "scheme", "sample_size", "repeat"]
-    runs = runs.sort_values(order, kind="stable").reset_index(drop=True)
-    paper = _role(runs, config, "paper")
     errors = relative_errors(runs, config["max_k"])
-    paper_errors = errors[errors["part"].isin(paper["part"].unique())]
+    paper_errors = _role(errors, config, "paper")
     rd = config["rank_distribution"]
-    return {
-        "metrics_at_k": metrics_at_k(paper, config["table_k"]),
-        "winners": winners(paper, config["winner_ks"]),
-        "true_winners": true_winners(paper, config["winner_ks"]),
-        "rank_distribution": rank_distribution(paper, rd["max_rank"], rd["estimators"]),
+    at_winner_ks = _role(runs, config, "paper", runs["k"].isin(config["winner_ks"]))
+    tables = {
+        "metrics_at_k": metrics_at_k(_role(runs, config, "paper", runs["k"] == config["table_k"]), config["table_k"]),
+        "winners": winners(at_winner_ks, config["winner_ks"]),
+        "true_winners": true_winners(at_winner_ks, config["winner_ks"]),
+        "rank_distribution": rank_distribution(
+            _role(runs, config, "paper", (runs["metric"] == "recall") & runs["estimator"].isin(rd["estimators"])),
+            rd["max_rank"], rd["estimators"]),
         "relative_error": paper_errors[[*_COMPARED, "mean", "std", "repeats"]].reset_index(drop=True),
         **comparison_tables(errors, config),
         "chunk_times": chunk_times(runs),
     }
+    return {name: _in_order(frame, config) for name, frame in tables.items()}
+
+
+def _in_order(frame: pd.DataFrame, config: Mapping) -> pd.DataFrame:
+    """Rows in the order of the configuration (datasets, models, parts, estimators as listed;
+    metrics recall, NDCG, AP; the rest sorted), whatever the order of the chunks."""
+    spec = parts(config)
+    listed = {
+        "dataset": config["datasets"], "model": list(config["models"].values()), "part": list(spec),
+        "estimator": list(dict.fromkeys(name for s in spec.values() for name in s["estimators"])),
+        "metric": list(METRICS),
+    }
+    columns = [c for c in ("dataset", "model", "protocol", "part", "scheme", "sample_size", "estimator", "metric",
+                           "k", "prior", "n_items", "rank") if c in frame.columns]
+
+    def key(column: pd.Series) -> pd.Series:
+        if column.name in listed:
+            order = {value: i for i, value in enumerate(listed[column.name])}
+            return column.astype(object).map(lambda v: order.get(v, len(order)))
+        return column.astype(object) if isinstance(column.dtype, pd.CategoricalDtype) else column
+
+    return frame.sort_values(columns, key=key, kind="stable").reset_index(drop=True)
 
 
 # ----------------------------------------------------------------------------- against the papers

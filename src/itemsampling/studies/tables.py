@@ -21,8 +21,8 @@ import pandas as pd
 
 from ..ranks import read_ranks as _read_ranks_file
 
-__all__ = ["FLOAT_FORMAT", "chunk_path", "find_root", "ranks_path", "read_ranks", "read_table", "table_path",
-           "write_table"]
+__all__ = ["FLOAT_FORMAT", "chunk_path", "find_root", "ranks_path", "read_ranks", "read_runs", "read_table",
+           "table_path", "write_table"]
 
 #: floats in tables: 10 significant digits (the last bits of a sum differ between BLAS builds
 #: and thread counts; ten digits keep the tables byte-identical across machines)
@@ -84,6 +84,32 @@ def read_ranks(dataset: str, model: str, protocol: str, root: str | Path = ".") 
     if not path.is_file():
         raise _missing(path, root)
     return _read_ranks_file(path)
+
+
+def read_runs(paths, categorical: bool = False) -> pd.DataFrame:
+    """The runs of many chunks (parquet files) in one table, rows in the order of ``paths``.
+
+    With ``categorical``, text columns become categoricals with one set of categories (sorted)
+    for all chunks: runs repeat a few labels (dataset, model, estimator, metric ...) on millions
+    of rows, which then take a byte or two per row instead of a string each. (Grouping and
+    sorting by a categorical follow its categories, so a study opts in only if it is written for
+    them.)
+    """
+    frames = []
+    for path in paths:  # each chunk made categorical as it is read: only one chunk is ever text
+        frame = pd.read_parquet(path, engine="pyarrow")
+        if categorical:
+            text = [c for c in frame.columns if pd.api.types.is_string_dtype(frame[c])]
+            frame[text] = frame[text].astype("category")
+        frames.append(frame)
+    if not frames:
+        raise ValueError("read_runs needs at least one parquet file")
+    if categorical:  # one set of categories for all chunks, or the concatenation falls back to text
+        for column in frames[0].select_dtypes("category").columns:
+            categories = sorted(set().union(*(frame[column].cat.categories for frame in frames)))
+            for frame in frames:
+                frame[column] = frame[column].cat.set_categories(categories)
+    return pd.concat(frames, ignore_index=True)
 
 
 def read_table(notebook: str, name: str, root: str | Path = ".") -> pd.DataFrame:
