@@ -239,12 +239,10 @@ def pooled_estimators(names: Sequence[str], global_ranks, n_items, sample_size: 
         raise ValueError(f"{bad} have no fitted prior to pool; use {', '.join(PRIOR_ESTIMATORS)}")
     draws = [draw_sampled_ranks(global_ranks, n_items, sample_size, seed=seed, labels=labels, scheme=scheme,
                                 repeat=i) for i in range(repeats)]
-    pooled_items = np.tile(n_items, repeats) if np.ndim(n_items) else n_items
-    kernel = SCHEMES[scheme][1]
-    priors = {}
-    for method in sorted({name.partition("_")[2] for name in names}):
-        priors[method] = fit_rank_distribution(np.concatenate(draws), pooled_items, sample_size, method,
-                                               scheme=kernel, n_groups=n_groups)
+    pooled, pooled_items = np.concatenate(draws), np.tile(n_items, repeats) if np.ndim(n_items) else n_items
+    priors = {method: fit_rank_distribution(pooled, pooled_items, sample_size, method, scheme=SCHEMES[scheme][1],
+                                            n_groups=n_groups)
+              for method in sorted({name.partition("_")[2] for name in names})}
     return [Estimator(name.partition("_")[0], {"prior": priors[name.partition("_")[2]]}, name=name)
             for name in names]
 
@@ -294,8 +292,7 @@ def metrics_at_k(runs: pd.DataFrame, k: int) -> pd.DataFrame:
     """
     sel = runs[runs["k"] == k]
     keys = [c for c in _SETTING if c != "part"] + ["metric", "k", "exact"]
-    out = sel.groupby(keys, sort=False)["estimate"].agg(mean="mean", std="std", repeats="size").reset_index()
-    return out
+    return sel.groupby(keys, sort=False)["estimate"].agg(mean="mean", std="std", repeats="size").reset_index()
 
 
 def true_winners(runs: pd.DataFrame, ks: Iterable[int]) -> pd.DataFrame:
