@@ -50,7 +50,8 @@ def ranks_path(dataset: str, model: str, protocol: str, root: str | Path = ".") 
 def chunk_path(notebook: str, chunk: Mapping[str, str], root: str | Path = ".") -> Path:
     """The runs of one study chunk: ``results/runs/<notebook>/<dataset>/<model>/<protocol>.parquet``,
     or ``.../<protocol>/<part>.parquet`` for a chunk with a ``part``."""
-    names = [notebook, *(chunk[key] for key in ("dataset", "model", "protocol")), *([chunk["part"]] if "part" in chunk else [])]
+    keys = ("dataset", "model", "protocol", "part") if "part" in chunk else ("dataset", "model", "protocol")
+    names = [notebook, *(chunk[key] for key in keys)]
     for value in names:
         if not isinstance(value, str) or not value or "/" in value:
             raise ValueError(f"chunk labels must be non-empty names without '/', got {value!r}")
