@@ -6,7 +6,12 @@ import pytest
 
 import itemsampling as its
 from itemsampling.estimators import Estimator
-from itemsampling.studies.engine import RUN_COLUMNS, derive_seed, repeat_estimates
+from itemsampling.studies.engine import (
+    RUN_COLUMNS,
+    derive_seed,
+    draw_sampled_ranks,
+    repeat_estimates,
+)
 
 LABELS = {"dataset": "toy", "model": "m", "protocol": "unseen"}
 ESTIMATORS = [Estimator("sampled"), Estimator("bv", {"gamma": 0.1}, name="bv_0.1"), Estimator("mle"),
@@ -83,3 +88,22 @@ def test_bad_arguments_are_rejected():
         _run(seed=None)
     with pytest.raises(ValueError, match="first_repeat"):
         _run(first_repeat=-1)
+
+
+def test_draws_alone_are_the_draws_that_are_estimated():
+    R, N = _ranks()
+    table = _run(schemes=["actual"], sample_sizes=[20], repeats=2, first_repeat=1)
+    sampled = draw_sampled_ranks(R, N, 20, seed=3, labels=LABELS, scheme="actual", repeat=2)
+    want = its.estimate(sampled, N, 20, "mle", metrics="recall", ks=5)["estimate"].item()
+    got = table.query("repeat == 2 and estimator == 'mle' and metric == 'recall'")["estimate"].item()
+    assert got == pytest.approx(want, rel=1e-12)
+    with pytest.raises(ValueError, match="unknown scheme"):
+        draw_sampled_ranks(R, N, 20, seed=3, labels=LABELS, scheme="poisson", repeat=0)
+
+
+def test_timing_adds_the_seconds_of_each_draw_and_changes_nothing_else():
+    timed = _run(timing=True)
+    assert list(timed.columns) == [*RUN_COLUMNS, "seconds"]
+    pd.testing.assert_frame_equal(timed.drop(columns="seconds"), _run(), check_exact=True)
+    per_draw = timed.groupby(["scheme", "sample_size", "repeat"])["seconds"]
+    assert (per_draw.nunique() == 1).all() and (timed["seconds"] > 0).all()

@@ -147,3 +147,4 @@ def test_write_table_is_deterministic_and_atomic(tmp_path):
     path = write_table(frame, tmp_path / "t" / "x.csv")
     assert path.read_text() == "a,k\n0.3,10\n0.3333333333,\n"
     assert [p.name for p in path.parent.iterdir()] == ["x.csv"]  # no temporary file left
+

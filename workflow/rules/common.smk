@@ -15,7 +15,7 @@ from itemsampling.commands.study import load_study, notebook_parameters as study
 from itemsampling.data import default_registry
 from itemsampling.models.registry import check_hyperparameters
 from itemsampling.ranks import PROTOCOLS
-from itemsampling.studies.tables import ranks_path, table_path
+from itemsampling.studies.tables import chunk_path, ranks_path, table_path
 
 #: the repository root (where the Snakefile lives); sources are read from here, outputs are
 #: written relative to the working directory (the same folder unless --directory is given)
@@ -156,9 +156,22 @@ def set_options(dataset, model):
 
 
 def chunk_files(notebook):
-    """The run files of a notebook's study: one per chunk (dataset, model, protocol)."""
-    return [f"results/runs/{notebook}/{c['dataset']}/{c['model']}/{c['protocol']}.parquet"
-            for c in study(notebook).chunks(study_config(notebook))]
+    """The run files of a notebook's study: one per chunk (dataset, model, protocol[, part])."""
+    return [str(chunk_path(notebook, c)) for c in study(notebook).chunks(study_config(notebook))]
+
+
+#: the {chunk} wildcard of a run file: "<protocol>" or "<protocol>/<part>"
+CHUNK_PATTERN = f"({'|'.join(PROTOCOLS)})(/[^/]+)?"
+
+
+def chunk_protocol(chunk):
+    return chunk.partition("/")[0]
+
+
+def chunk_options(chunk):
+    """--protocol (and --part) of `itemsampling study chunk` for a {chunk} wildcard."""
+    protocol, _, part = chunk.partition("/")
+    return f"--protocol {protocol}" + (f" --part {part}" if part else "")
 
 
 def notebook_tables(notebook):

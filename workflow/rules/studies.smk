@@ -1,23 +1,30 @@
-# Studies: repeated sampling and estimation in chunks (one per ranks file, so Snakemake runs
-# them in parallel on cores or a cluster), then every table of a notebook from its chunks.
+# Studies: repeated sampling and estimation in chunks (one per ranks file, or per part of a ranks
+# file: {chunk} is "<protocol>" or "<protocol>/<part>"; Snakemake runs them in parallel on cores
+# or a cluster), then every table of a notebook from its chunks.
 # The rules of each notebook are made from the list in workflow/notebooks.yaml (their outputs
 # differ from notebook to notebook, which a single wildcard rule cannot declare).
 # BLAS gets one thread per job: the many small factorizations of the estimators are several
 # times slower when BLAS threads compete for the cores.
 
 
+wildcard_constraints:
+    notebook="[^/]+",
+    chunk=CHUNK_PATTERN,
+
+
 rule study_chunk:
     input:
-        ranks=lambda w: ancient(ranks_file(w.dataset, w.model, w.protocol)),
+        ranks=lambda w: ancient(ranks_file(w.dataset, w.model, chunk_protocol(w.chunk))),
         source=PACKAGE,
     output:
-        "results/runs/{notebook}/{dataset}/{model}/{protocol}.parquet",
+        "results/runs/{notebook}/{dataset}/{model}/{chunk}.parquet",
     log:
-        "results/logs/studies/{notebook}/{dataset}_{model}_{protocol}.log",
+        "results/logs/studies/{notebook}/{dataset}_{model}_{chunk}.log",
     params:
         study=lambda w: NOTEBOOKS[w.notebook]["study"],
         config=lambda w: study_config_json(w.notebook),
         seed=config["seed"],
+        labels=lambda w: chunk_options(w.chunk),
     threads: 1
     resources:
         mem_mb=4000,
@@ -25,7 +32,7 @@ rule study_chunk:
     shell:
         "env OMP_NUM_THREADS={threads} OPENBLAS_NUM_THREADS={threads} MKL_NUM_THREADS={threads} "
         "itemsampling study chunk --study {params.study} --config {params.config:q} --seed {params.seed} "
-        "--dataset {wildcards.dataset} --model {wildcards.model} --protocol {wildcards.protocol} "
+        "--dataset {wildcards.dataset} --model {wildcards.model} {params.labels} "
         "--output {output} > {log} 2>&1"
 
 
@@ -50,7 +57,7 @@ for _notebook, _spec in NOTEBOOKS.items():
             out_dir=lambda wildcards, output: str(Path(output[0]).parent),
         threads: 1
         resources:
-            mem_mb=4000,
+            mem_mb=_spec.get("tables_mem_mb", 4000),
             runtime=60,
         shell:
             "env OMP_NUM_THREADS={threads} OPENBLAS_NUM_THREADS={threads} MKL_NUM_THREADS={threads} "

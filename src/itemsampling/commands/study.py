@@ -7,7 +7,11 @@
 
 A study is a module of :mod:`itemsampling.studies` with ``study_config``, ``chunks``,
 ``chunk_table`` (when it has chunks), ``inputs`` and ``study_tables``. ``--config`` is the
-study's parameters as JSON (what ``study_config`` returns for the workflow configuration).
+study's parameters as JSON (what ``study_config`` returns for the workflow configuration). A
+chunk is named by its dataset, model and protocol, and by ``--part`` when the study runs several
+parts on one ranks file (e.g. one per sample size). A study with millions of runs sets
+``CATEGORICAL_RUNS = True``: ``tables`` then reads its chunks with text columns as categoricals
+(:func:`~itemsampling.studies.tables.read_runs`).
 
 Both steps compute with one BLAS thread, whatever the machine: multithreaded BLAS adds in
 another order, and the ill-conditioned least squares of the CLS correction then changes in the
@@ -21,12 +25,11 @@ import importlib
 import json
 from pathlib import Path
 
-import pandas as pd
 from threadpoolctl import threadpool_limits
 
 from .._validation import check_seed
 from ..studies.engine import LABELS
-from ..studies.tables import read_ranks, write_table
+from ..studies.tables import read_ranks, read_runs, write_table
 from ._common import check_output_dir, check_output_file, plain_text
 
 __all__ = ["load_study", "notebook_parameters", "register"]
@@ -67,6 +70,7 @@ def register(subparsers) -> None:
         if step == "chunk":
             for label in LABELS:
                 sub.add_argument(f"--{label}", required=True)
+            sub.add_argument("--part", help="part of the study on this ranks file (studies whose chunks have one)")
             sub.add_argument("--output", type=Path, required=True,
                              help="parquet file of the runs (overwritten if it exists)")
             sub.set_defaults(func=_chunk)
@@ -94,6 +98,8 @@ def _chunk(args) -> int:
     check_output_file(str(args.output))
     study, config = load_study(args.study), _config(args)
     labels = {label: getattr(args, label) for label in LABELS}
+    if args.part is not None:
+        labels["part"] = args.part
     if labels not in study.chunks(config):
         raise ValueError(f"{labels} is not a chunk of study {args.study!r}; its chunks: {study.chunks(config)}")
     ranks = read_ranks(labels["dataset"], labels["model"], labels["protocol"], args.root)
@@ -108,7 +114,7 @@ def _chunk(args) -> int:
 def _tables(args) -> int:
     check_output_dir(str(args.out_dir))
     study, config = load_study(args.study), _config(args)
-    runs = pd.concat([pd.read_parquet(p, engine="pyarrow") for p in args.runs], ignore_index=True) if args.runs else None
+    runs = read_runs(args.runs, categorical=getattr(study, "CATEGORICAL_RUNS", False)) if args.runs else None
     with threadpool_limits(1, user_api="blas"):
         tables = study.study_tables(config, args.seed, runs, args.root)
     expected, made = set(args.tables), set(tables)

@@ -20,10 +20,18 @@ a sample size or repeats changes none of the other draws.
 **Reuse.** One :class:`~itemsampling.kernels.KernelCache` serves all draws (and may be shared
 between calls): kernels and fixed-prior corrections are computed once per (N_g, n, scheme),
 and each draw fits every prior once (:func:`~itemsampling.estimators.estimate_many`).
+
+**Draws alone.** :func:`draw_sampled_ranks` gives the sampled ranks of one draw, exactly those
+that :func:`repeat_estimates` estimates from, for studies that need the draws themselves (e.g. a
+prior fitted to the ranks of all repeats at once).
+
+**Cost.** ``timing=True`` adds the wall seconds of each draw (sampling and estimation), which
+vary from run to run: studies report them in their ``*_times`` tables only.
 """
 
 from __future__ import annotations
 
+import time
 import zlib
 from collections.abc import Iterable, Mapping, Sequence
 
@@ -38,7 +46,8 @@ from ..kernels import KernelCache
 from ..metrics import global_metrics
 from ..simulation import sample_ranks
 
-__all__ = ["LABELS", "RUN_COLUMNS", "SCHEMES", "derive_seed", "exact_values", "repeat_estimates"]
+__all__ = ["LABELS", "RUN_COLUMNS", "SCHEMES", "derive_seed", "draw_sampled_ranks", "exact_values",
+           "repeat_estimates"]
 
 #: labels that identify the global ranks of one study chunk
 LABELS = ("dataset", "model", "protocol")
@@ -72,6 +81,21 @@ def exact_values(global_ranks, n_items, targets: Sequence[tuple[str, int | None]
     return np.array([values[target] for target in targets])
 
 
+def draw_sampled_ranks(global_ranks, n_items, sample_size: int, *, seed: int, labels: Mapping[str, str],
+                       scheme: str, repeat: int) -> np.ndarray:
+    """The sampled ranks r_u of one draw: (``labels``, ``scheme``, ``sample_size``, ``repeat``).
+
+    The generator is seeded by :func:`derive_seed` from ``seed``, the labels (dataset, model,
+    protocol), the scheme, n and the repeat, so these are the ranks that :func:`repeat_estimates`
+    estimates from in that draw. ``scheme`` is a key of :data:`SCHEMES` (``actual`` draws
+    without replacement).
+    """
+    draw, _ = SCHEMES[check_choice("scheme", scheme, SCHEMES)]
+    key = [str(labels[k]) for k in LABELS]
+    rng = np.random.default_rng(derive_seed(seed, *key, scheme, sample_size, repeat))
+    return sample_ranks(global_ranks, n_items, sample_size, rng=rng, scheme=draw)
+
+
 def repeat_estimates(
     global_ranks,
     n_items,
@@ -87,6 +111,7 @@ def repeat_estimates(
     n_groups: int | None = DEFAULT_N_GROUPS,
     cache: KernelCache | None = None,
     progress: bool | None = None,
+    timing: bool = False,
 ) -> pd.DataFrame:
     """Sample, estimate and tabulate: every scheme x sample size x repeat x estimator x target.
 
@@ -118,11 +143,15 @@ def repeat_estimates(
         Shared with other calls at the same N and n to reuse kernels and operators.
     progress : bool or None
         Progress bar (None: only when interactive).
+    timing : bool
+        Add a column ``seconds``: the wall time of each draw (sampling and estimation), on
+        every row of the draw. It varies between runs; leave it out of deterministic tables.
 
     Returns
     -------
     pandas.DataFrame
-        The columns of :data:`RUN_COLUMNS`, in the order scheme, n, repeat, estimator, target.
+        The columns of :data:`RUN_COLUMNS` (and ``seconds``), in the order scheme, n, repeat,
+        estimator, target.
     """
     missing = [key for key in LABELS if key not in labels]
     if missing:
@@ -144,12 +173,11 @@ def repeat_estimates(
     blocks = []
     draws = [(s, n, i) for s in schemes for n in sizes for i in range(first_repeat, first_repeat + repeats)]
     for scheme, n, repeat in tqdm(draws, desc=" ".join(key), disable=None if progress is None else not progress):
-        draw, kernel = SCHEMES[scheme]
-        rng = np.random.default_rng(derive_seed(seed, *key, scheme, n, repeat))
-        sampled = sample_ranks(R, n_items, n, rng=rng, scheme=draw)
-        table = estimate_many(sampled, n_items, n, estimators, targets=targets, scheme=kernel,
+        start = time.perf_counter()
+        sampled = draw_sampled_ranks(R, n_items, n, seed=seed, labels=labels, scheme=scheme, repeat=repeat)
+        table = estimate_many(sampled, n_items, n, estimators, targets=targets, scheme=SCHEMES[scheme][1],
                               n_groups=n_groups, cache=cache, warn=False)  # raw values, as defined
-        blocks.append((scheme, n, repeat, table))
+        blocks.append((scheme, n, repeat, table, time.perf_counter() - start))
     first = blocks[0][3]
     rows = len(first)
     out = pd.DataFrame({
@@ -163,4 +191,6 @@ def repeat_estimates(
         "estimate": np.concatenate([b[3]["estimate"].to_numpy() for b in blocks]),
         "exact": np.tile(exact, len(blocks) * len(estimators)),
     })
+    if timing:
+        out["seconds"] = np.repeat([b[4] for b in blocks], rows)
     return out

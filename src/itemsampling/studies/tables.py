@@ -1,7 +1,9 @@
 """The one reader and writer of the study's files: ranks and result tables.
 
 Paths are relative to the repository root (``root``): the global ranks of a (dataset, model,
-protocol) are ``results/ranks/<dataset>/<model>/<protocol>.parquet`` and a study table is
+protocol) are ``results/ranks/<dataset>/<model>/<protocol>.parquet``, the runs of a study chunk
+``results/runs/<notebook>/<dataset>/<model>/<protocol>.parquet`` (``<protocol>/<part>.parquet``
+when the study splits a ranks file into parts) and a study table is
 ``results/tables/<notebook>/<name>.csv``. Tables are written so that their bytes depend only on
 their content (10 significant digits, ``\\n`` line ends, no index) and atomically (a temporary
 file renamed into place), so an interrupted run never leaves half a table. A missing input is
@@ -12,13 +14,15 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 
 import pandas as pd
 
 from ..ranks import read_ranks as _read_ranks_file
 
-__all__ = ["FLOAT_FORMAT", "find_root", "ranks_path", "read_ranks", "read_table", "table_path", "write_table"]
+__all__ = ["FLOAT_FORMAT", "chunk_path", "find_root", "ranks_path", "read_ranks", "read_runs", "read_table",
+           "table_path", "write_table"]
 
 #: floats in tables: 10 significant digits (the last bits of a sum differ between BLAS builds
 #: and thread counts; ten digits keep the tables byte-identical across machines)
@@ -41,6 +45,18 @@ def find_root(start: str | Path = ".") -> Path:
 def ranks_path(dataset: str, model: str, protocol: str, root: str | Path = ".") -> Path:
     """``results/ranks/<dataset>/<model>/<protocol>.parquet`` under ``root``."""
     return Path(root) / "results" / "ranks" / dataset / model / f"{protocol}.parquet"
+
+
+def chunk_path(notebook: str, chunk: Mapping[str, str], root: str | Path = ".") -> Path:
+    """The runs of one study chunk: ``results/runs/<notebook>/<dataset>/<model>/<protocol>.parquet``,
+    or ``.../<protocol>/<part>.parquet`` for a chunk with a ``part``."""
+    keys = ("dataset", "model", "protocol", "part") if "part" in chunk else ("dataset", "model", "protocol")
+    names = [notebook, *(chunk[key] for key in keys)]
+    for value in names:
+        if not isinstance(value, str) or not value or "/" in value:
+            raise ValueError(f"chunk labels must be non-empty names without '/', got {value!r}")
+    folder = Path(root, "results", "runs", *names[:-1])
+    return folder / f"{names[-1]}.parquet"
 
 
 def table_path(notebook: str, name: str, root: str | Path = ".") -> Path:
@@ -69,6 +85,32 @@ def read_ranks(dataset: str, model: str, protocol: str, root: str | Path = ".") 
     if not path.is_file():
         raise _missing(path, root)
     return _read_ranks_file(path)
+
+
+def read_runs(paths, categorical: bool = False) -> pd.DataFrame:
+    """The runs of many chunks (parquet files) in one table, rows in the order of ``paths``.
+
+    With ``categorical``, text columns become categoricals with one set of categories (sorted)
+    for all chunks: runs repeat a few labels (dataset, model, estimator, metric ...) on millions
+    of rows, which then take a byte or two per row instead of a string each. (Grouping and
+    sorting by a categorical follow its categories, so a study opts in only if it is written for
+    them.)
+    """
+    frames = []
+    for path in paths:  # each chunk made categorical as it is read: only one chunk is ever text
+        frame = pd.read_parquet(path, engine="pyarrow")
+        if categorical:
+            text = [c for c in frame.columns if pd.api.types.is_string_dtype(frame[c])]
+            frame[text] = frame[text].astype("category")
+        frames.append(frame)
+    if not frames:
+        raise ValueError("read_runs needs at least one parquet file")
+    if categorical:  # one set of categories for all chunks, or the concatenation falls back to text
+        for column in frames[0].select_dtypes("category").columns:
+            categories = sorted(set().union(*(frame[column].cat.categories for frame in frames)))
+            for frame in frames:
+                frame[column] = frame[column].cat.set_categories(categories)
+    return pd.concat(frames, ignore_index=True)
 
 
 def read_table(notebook: str, name: str, root: str | Path = ".") -> pd.DataFrame:

@@ -15,7 +15,21 @@ with the papers; nothing is ever tuned to them.
 ``li2020kdd_table3``                         SHR@k and HR@f(k) for bound and Beta@0.5 (paper_value)
 ``li2020kdd_table5``, ``li2020kdd_table6``   MultiVAE on ml-1m, n = 100 and 1000, three schemes (paper_value)
 ``li2020kdd_table7``                         mapping errors (paper_value)
+``jin2021aaai_metrics_at_10``                Recall, NDCG, AP@10, exact and mean ± std of six estimators,
+                                             n = 100 (Tables 2, 3, 6, 7; paper_percent, paper_std_percent)
+``jin2021aaai_winners``                      correct winners out of 100 repeats, n = 100 (Tables 4, 8-10;
+                                             paper_correct)
+``li2023aaai_relative_error``                average relative error over K = 1..50, pinterest-20 and yelp
+                                             (Tables 6, 9, 10; paper_percent, paper_std_percent)
+``li2023aaai_winners``                       correct winners out of 100 repeats, n = 500, K = 10, 20
+                                             (Table 8, fixed-size part; paper_correct)
 ============================================ ==================================================================
+
+The AAAI 2021 and 2023 tables carry the paper's dataset name (``paper_dataset``) and ours
+(``dataset``): citeulike is our citeulike-a (the same users and items), pinterest-20 and yelp
+are other versions of our pinterest-subset (a subset of pinterest-20's users) and yelp-diffnet;
+ALS is our iALS (``ials``). The AAAI 2021 text calls Tables 8, 9 and 10 pinterest-20, yelp and
+citeulike, their captions citeulike, yelp and pinterest-20: the files follow the captions.
 """
 
 from __future__ import annotations
