@@ -9,6 +9,9 @@ with the papers; nothing is ever tuned to them.
 ``krichene2020kdd_table2``                 toy example, sampled metrics (paper_mean, paper_std)
 ``krichene2020kdd_table3``                 ml-1m, exact / sampled / corrected metrics (paper_percent)
 ``krichene2020kdd_table4``                 ml-1m, correct orderings of pairs out of 100 runs (paper_agree)
+``li2023aaai_adaptive``                    Tables 7 and 11: fixed-size estimators against adaptive MLE
+                                           (paper_percent, paper_std_percent, mean_sample_size)
+``li2023aaai_adaptive_winners``            Table 8: correct winners out of 100 repeats (paper_correct)
 ========================================= ===========================================================
 """
 
