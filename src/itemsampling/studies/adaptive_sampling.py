@@ -51,8 +51,11 @@ __all__ = [
     "cost_curve",
     "expected_sampled_rank_distribution",
     "fixed_vs_adaptive",
+    "fixed_vs_adaptive_layout",
     "frontier",
+    "frontier_savings",
     "inputs",
+    "most_accurate",
     "relative_error_by_k",
     "repeat_errors",
     "sample_sizes",
@@ -61,6 +64,7 @@ __all__ = [
     "summarize_errors",
     "targets",
     "winners",
+    "winners_layout",
 ]
 
 #: notebook whose tables ``relative_error`` and ``winners`` hold the reused fixed-size runs
@@ -355,6 +359,64 @@ def adaptive_sizes(runs: pd.DataFrame, ranks: Mapping[tuple[str, str], pd.DataFr
     out = pd.concat([out.rename(columns={"sample_size": "n_max"}), pd.DataFrame(rows)], axis=1)
     out.insert(4, "n0", config["n0"])
     return _ordered(out, config, ["n_max"])
+
+
+# ----------------------------------------------------------------------------- notebook layouts
+
+
+def fixed_vs_adaptive_layout(table: pd.DataFrame, metric: str, digits: int = 2) -> pd.DataFrame:
+    """Tables 2, 7, 11 as printed: rows (dataset, model), ``mean ± std`` in percent per method
+    (in the order of ``table``) and the adaptive MLE's average items per user."""
+    t = table[table["metric"] == metric]
+    t = t.assign(cell=[f"{100 * m:.{digits}f} ± {100 * s:.{digits}f}" for m, s in zip(t["mean"], t["std"], strict=True)])
+    index = ["dataset", "model"]
+    wide = t.pivot(index=index, columns="method", values="cell")[list(dict.fromkeys(t["method"]))]
+    sizes = t[t["method"] == "adaptive_mle"].set_index(index)["mean_sample_size"]
+    wide.insert(wide.shape[1] - 1, "adaptive items per user", sizes.reindex(wide.index).round(1))
+    return wide.loc[list(dict.fromkeys(zip(t["dataset"], t["model"], strict=True)))]
+
+
+def most_accurate(table: pd.DataFrame) -> pd.DataFrame:
+    """Per (dataset, model, metric): the method with the smallest mean error, the adaptive MLE's
+    error and items per user, the best fixed-size error and its n, and their ratio (< 1: adaptive
+    sampling is more accurate). Works on ``fixed_vs_adaptive`` and on the paper's table alike."""
+    keys = ["dataset", "model", "metric"]
+    adaptive = table[table["method"] == "adaptive_mle"].set_index(keys)
+    fixed = table[table["method"] != "adaptive_mle"]
+    best_fixed = fixed.loc[fixed.groupby(keys, sort=False)["mean"].idxmin()].set_index(keys)
+    out = pd.DataFrame({
+        "adaptive_error": adaptive["mean"],
+        "adaptive_items": adaptive["mean_sample_size"],
+        "best_fixed": best_fixed["method"],
+        "best_fixed_error": best_fixed["mean"],
+        "fixed_items": best_fixed["mean_sample_size"],
+    }).dropna(subset=["adaptive_error", "best_fixed_error"])
+    out["error_ratio"] = out["adaptive_error"] / out["best_fixed_error"]
+    out["adaptive_best"] = out["adaptive_error"] < out["best_fixed_error"]
+    return out.reset_index()
+
+
+def winners_layout(table: pd.DataFrame) -> pd.DataFrame:
+    """Tables 3, 8 as printed: rows (dataset, K, metric), the correct winners per method."""
+    wide = table.pivot(index=["dataset", "k", "metric"], columns="method", values="correct")
+    wide = wide[list(dict.fromkeys(table["method"]))]
+    return wide.loc[list(dict.fromkeys(zip(table["dataset"], table["k"], table["metric"], strict=True)))]
+
+
+def frontier_savings(table: pd.DataFrame, n_max: Mapping[str, int]) -> pd.DataFrame:
+    """For each (dataset, model, metric): the adaptive MLE at the dataset's n_max (items per user
+    and error) and the smallest fixed n whose MLE is at least as accurate (``<NA>`` if none of
+    the frontier's sizes is), with ``items_ratio`` = that n / the adaptive items per user."""
+    keys = ["dataset", "model", "metric"]
+    adaptive = table[(table["sampling"] == "adaptive") & (table["sample_size"] == table["dataset"].map(n_max))]
+    adaptive = adaptive[[*keys, "items_per_user", "mean"]].rename(
+        columns={"items_per_user": "adaptive_items", "mean": "adaptive_error"})
+    fixed = table[table["sampling"] == "fixed"].merge(adaptive, on=keys)
+    matching = fixed[fixed["mean"] <= fixed["adaptive_error"]].groupby(keys, sort=False)["sample_size"].min()
+    out = adaptive.merge(matching.rename("fixed_n_as_accurate").reset_index(), on=keys, how="left")
+    out["fixed_n_as_accurate"] = out["fixed_n_as_accurate"].astype("Int64")
+    out["items_ratio"] = out["fixed_n_as_accurate"].astype("Float64") / out["adaptive_items"]
+    return out
 
 
 # ----------------------------------------------------------------------------- notebook 04's runs
