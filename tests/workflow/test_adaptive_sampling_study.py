@@ -156,7 +156,7 @@ def test_fixed_rows_read_from_notebook_04_equal_those_computed_here(study, tmp_p
     one = (errors["model"] == "m2") & (errors["estimator"] == "mn_mle") & (errors["metric"] == "ndcg") & \
         (errors["sample_size"] == 40)
     write_table(errors[~one], root / "results" / "tables" / "04_estimators" / "relative_error.csv")
-    with pytest.raises(ValueError, match="lacks 1 rows.*fixed_reused"):
+    with pytest.raises(ValueError, match=r"lacks 1 rows.*fixed_reused"):
         ad.study_tables(reused, 1, runs, root)
 
 

@@ -22,7 +22,9 @@ adaptive MLE of eq. 12 / App. G):
 
 The fixed-size estimators of the datasets listed in ``fixed_reused`` are not recomputed: their
 rows are read from the tables ``relative_error`` and ``winners`` of notebook 04
-(:data:`FIXED_SOURCE`), whose runs use the same estimators, protocol, scheme and seeds.
+(:data:`FIXED_SOURCE`), selected by protocol, scheme, n and estimator, and checked to be complete
+(notebook 04 computes them with the same engine and the same definitions: relative errors of
+cut-offs with a non-zero exact value, standard deviations with ddof = 1).
 
 Configuration: the ``adaptive_sampling`` section of ``config/config.yaml`` (see the schema).
 """
@@ -161,7 +163,7 @@ def chunk_table(config: Mapping, seed: int, labels: Mapping[str, str], ranks: pd
     * unless the dataset is in ``fixed_reused``: the ``fixed_estimators`` at the dataset's
       ``fixed_sample_size`` (``repeats`` draws).
 
-    Frontier sizes above the smallest N_u are left out. ``mean_sample_size`` is the average
+    Frontier sizes above the smallest N_u (and terminal sizes below n_0) are left out. ``mean_sample_size`` is the average
     number of items per user of the draw (n for fixed-size sampling).
     """
     config = _checked(config)
