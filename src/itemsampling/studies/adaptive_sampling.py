@@ -424,6 +424,10 @@ def frontier_savings(table: pd.DataFrame, n_max: Mapping[str, int]) -> pd.DataFr
 # ----------------------------------------------------------------------------- notebook 04's runs
 
 
+#: columns (besides the dataset) that identify one reused row of each table of notebook 04
+_EXTRA = {"relative_error": ["model", "estimator", "metric"], "winners": ["estimator", "metric", "k"]}
+
+
 def _reused(config: Mapping, root: str | Path) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The fixed-size rows of the datasets in ``fixed_reused`` from notebook 04's tables, in the
     layouts of ``fixed_vs_adaptive`` and ``winners``; every expected row must be there once."""
@@ -451,9 +455,6 @@ def _reused(config: Mapping, root: str | Path) -> tuple[pd.DataFrame, pd.DataFra
                   lambda d: [(e, x, k) for e in estimators for x in config["winner_metrics"] for k in config["winner_ks"]])
     wins = wins[wins["k"].isin(config["winner_ks"])]
     return errors.assign(mean_sample_size=errors["sample_size"].astype(np.float64)), wins
-
-
-_EXTRA = {"relative_error": ["model", "estimator", "metric"], "winners": ["estimator", "metric", "k"]}
 
 
 # ----------------------------------------------------------------------------- all tables
