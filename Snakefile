@@ -31,6 +31,14 @@ include: "workflow/rules/studies.smk"
 include: "workflow/rules/notebooks.smk"
 
 
+# The front page of `snakemake --report`: what the study is, the notebooks, the parameters and
+# the commit of the code. Added after validation; no rule reads it.
+report: "workflow/report/workflow.rst"
+
+
+config["report_front_page"] = report_front_page()
+
+
 rule all:
     input:
         all_targets(),

@@ -81,6 +81,12 @@ FUNCTION_CASES = [
          target_column=1.0, message="target_column must be an integer or one integer per row"),
     case("sampled_ranks_from_scores/columns-per-row-too-few", its.sampled_ranks_from_scores,
          [[0.3, 0.2], [0.1, 0.4]], target_column=[0], message="target_column has 1 entries but scores has 2 rows"),
+    # evaluate_adaptive
+    case("evaluate_adaptive/n-max-above-N", its.evaluate_adaptive, lambda u, i: np.zeros(i.shape), [1, 2], 10,
+         n0=2, n_max=11, message="n_max = 11 exceeds the number of candidate items of some user (smallest N_u = 10)"),
+    case("evaluate_adaptive/nan-scores", its.evaluate_adaptive, lambda u, i: np.full(i.shape, np.nan), [1, 2], 10,
+         n0=2, n_max=8, message="the scorer returned 4 NaN and 0 infinite score(s) when asked for 2 item(s) of "
+                                "each of 2 user(s)"),
     # rank_distribution, estimate
     case("rank_distribution/method-without-distribution", its.rank_distribution, [1, 2], 100, 10, "sampled",
          message="method 'sampled' corrects each metric separately and does not define a rank distribution"),
@@ -145,6 +151,8 @@ TRAIN = ["train", "--dataset", "no-such-dataset", "--model", "no-such-model"]
 RANKS = ["ranks", "--dataset", "no-such-dataset", "--model", "no-such-model", "--protocol", "all",
          "--sample-size", "10"]
 STUDY = ["study"]
+EVALUATE = ["evaluate-adaptive", "--dataset", "no-such-dataset", "--scorer", "no_such_module:f", "--protocol", "all",
+            "--n0", "2", "--n-max", "4"]
 STUDY_ARGS = ["--study", "sampled_metrics", "--config", "{{}}", "--seed", "0"]
 MISSING_FOLDER = "the folder '{folder}{sep}no-such-folder' does not exist; create it first"
 
@@ -197,6 +205,10 @@ COMMAND_CASES = [
     # itemsampling ranks
     pytest.param([*RANKS, "--output", "{no_folder}"], MISSING_FOLDER, id="ranks/output-folder-missing"),
     pytest.param([*RANKS, "--output", "{folder}"], "--output '{folder}' is a folder", id="ranks/output-is-a-folder"),
+    # itemsampling evaluate-adaptive
+    pytest.param([*EVALUATE, "--output", "{no_folder}"], MISSING_FOLDER, id="evaluate-adaptive/output-folder-missing"),
+    pytest.param([*EVALUATE, "--ranks-output", "{folder}"], "--ranks-output '{folder}' is a folder",
+                 id="evaluate-adaptive/ranks-output-is-a-folder"),
 ]
 
 

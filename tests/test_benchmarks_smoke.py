@@ -96,3 +96,22 @@ def test_engine_benchmark_quick_run_agrees_with_estimate():
     (row,) = parse_table(done.stdout)
     assert float(row["max_abs_diff"]) <= 1e-12
     assert float(row["time_s"]) > 0 and float(row["speedup"]) > 0 and float(row["peak_MiB"]) >= 0
+
+
+LIVE = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_live_adaptive.py"
+
+
+@pytest.mark.slow
+def test_live_adaptive_benchmark_quick_run():
+    done = subprocess.run([sys.executable, str(LIVE), "--quick"], capture_output=True, text=True, timeout=600,
+                          check=False)
+    assert done.returncode == 0, done.stderr
+    rows = {r["quantity"]: r for r in parse_table(done.stdout)}
+    assert set(rows) == {"items scored", "wall time s", "of which estimate s", "recall@10", "ndcg@10"}
+    items = rows["items scored"]
+    full, live = int(items["full ranking"]), int(items["live adaptive"])
+    assert full == 2000 * 1000 and 0 < live < full  # the synthetic data: 2,000 test users x 1,000 items
+    assert float(items["live / full"]) == pytest.approx(live / full, abs=1e-4)
+    for metric in ("recall@10", "ndcg@10"):
+        exact, estimate = (float(rows[metric][c].split()[0]) for c in ("full ranking", "live adaptive"))
+        assert 0 < exact <= 1 and 0 <= estimate <= 1

@@ -10,7 +10,8 @@ from itemsampling.cli import main
 from itemsampling.commands._common import plain_text
 
 #: every command and sub-command, as the arguments before ``--help``
-COMMANDS = [[], ["estimate"], ["data"], ["data", "stats"], ["data", "verify"], ["train"], ["ranks"]]
+COMMANDS = [[], ["estimate"], ["data"], ["data", "stats"], ["data", "verify"], ["train"], ["ranks"],
+            ["evaluate-adaptive"]]
 
 
 def _help(argv: list[str], capsys) -> str:
@@ -24,7 +25,8 @@ def _help(argv: list[str], capsys) -> str:
 @pytest.mark.parametrize(
     ("command", "option"),
     [(["estimate"], "--output FILE"), (["data", "stats"], "--output FILE"), (["train"], "--out-dir DIR"),
-     (["ranks"], "--output FILE")],
+     (["ranks"], "--output FILE"), (["evaluate-adaptive"], "--output FILE"),
+     (["evaluate-adaptive"], "--ranks-output FILE")],
 )
 def test_help_says_that_existing_outputs_are_overwritten(command, option, capsys):
     text = _help(command, capsys)

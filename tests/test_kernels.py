@@ -3,7 +3,7 @@ import pytest
 from scipy import stats
 
 import itemsampling as its
-from itemsampling.kernels import kernel_columns
+from itemsampling.kernels import kernel_columns, log_kernel_block
 
 
 @pytest.mark.parametrize("scheme", ["binomial", "hypergeometric"])
@@ -33,3 +33,12 @@ def test_large_kernel_columns_are_finite_probabilities(scheme):
 def test_kernel_rejects_n_greater_than_N():
     with pytest.raises(ValueError, match="n <= n_items"):
         its.rank_kernel(10, 11)
+
+
+@pytest.mark.parametrize("scheme", ["binomial", "hypergeometric"])
+def test_log_kernel_block_takes_one_number_of_items_per_row(scheme):
+    R, N = np.array([1, 5, 40, 40, 120]), np.array([50, 60, 40, 300, 120])
+    r = np.arange(1, 11)
+    rows = log_kernel_block(R, r, N, 10, scheme)
+    for i in range(R.size):
+        np.testing.assert_array_equal(rows[i], log_kernel_block(R[i : i + 1], r, int(N[i]), 10, scheme)[0])

@@ -7,7 +7,16 @@ from scipy.special import beta as beta_fn
 from scipy.special import comb as comb_float
 
 import itemsampling as its
-from itemsampling.mappings import expected_sampled_hit_ratio, fit_beta, mapping
+from itemsampling.mappings import (
+    beta_hit_ratio,
+    expected_sampled_hit_ratio,
+    fit_beta,
+    fit_beta_global,
+    hit_ratio_curve,
+    mapped_hit_ratio,
+    mapping,
+    mapping_errors,
+)
 from itemsampling.simulation import sample_ranks
 
 # ---------------------------------------------------------------------------- linear and bound
@@ -189,3 +198,165 @@ def test_expected_sampled_hit_ratio_agrees_with_kernel_and_sampling_theorem():
     p2[:50] += p1[200:250]
     p2[200:250] = 0
     assert np.all(expected_sampled_hit_ratio(p2, N, n, ks) >= expected_sampled_hit_ratio(p1, N, n, ks) - 1e-15)
+
+
+# ---------------------------------------------------------------------------- what f(k; a) means
+
+
+@pytest.mark.parametrize("a", [0.2, 0.5, 1.0, 2.5])
+@pytest.mark.parametrize(("N", "n"), [(3706, 100), (500, 20)])
+def test_beta_mapping_matches_eq_14_by_numerical_integration(a, N, n):
+    # eq. 14 in the continuous limit: with x = (R - 1)/(N - 1) ~ Beta(a, 1), the mass below f(k),
+    # ((f(k) - 1)/(N - 1))^a, equals Pr(r <= k) = ∫ a x^{a-1} BinomCDF(k - 1; n - 1, x) dx
+    from scipy import integrate, stats
+
+    ks = np.array([1, 2, 3, 5, n // 2, n - 1])
+    f = mapping(ks, N, n, "beta", a=a)
+    for k, fk in zip(ks, f, strict=True):
+        # substitute x = t^{1/a}: dx a x^{a-1} = dt, a smooth integrand on [0, 1]
+        prob, _ = integrate.quad(lambda t, k=k: stats.binom.cdf(k - 1, n - 1, t ** (1 / a)), 0, 1,
+                                 epsabs=1e-13, epsrel=1e-11, limit=200)
+        assert ((fk - 1) / (N - 1)) ** a == pytest.approx(prob, rel=1e-8), k
+
+
+def test_beta_mapping_matches_monte_carlo_sampled_ranks():
+    N, n, a, M = 5000, 50, 0.4, 400_000
+    rng = np.random.default_rng(11)
+    x = rng.beta(a, 1.0, size=M)
+    r = 1 + rng.binomial(n - 1, x)
+    ks = np.array([1, 2, 5, 10, 25])
+    model = ((mapping(ks, N, n, "beta", a=a) - 1) / (N - 1)) ** a
+    observed = (r[:, None] <= ks).mean(axis=0)
+    assert np.all(np.abs(observed - model) <= 5 * np.sqrt(model * (1 - model) / M))
+
+
+@pytest.mark.parametrize(("N", "n"), [(3706, 100), (10**5, 1000), (60, 10)])
+def test_beta_mapping_increases_with_a(N, n):
+    # Li et al. §4.2, Remedy #3, observed numerically there (the proof is open): f(k; a) is
+    # increasing in a for every k < n (f(n; a) = N for all a)
+    k = np.arange(1, n)
+    grid = np.exp(np.linspace(np.log(0.02), np.log(5.0), 60))
+    f = np.array([mapping(k, N, n, "beta", a=a) for a in grid])
+    assert np.all(np.diff(f, axis=0) > 0)
+
+
+# ---------------------------------------------------------------------------- HR at mapped cut-offs
+
+
+def _users(seed, M=600, N_max=700, per_user=True):
+    rng = np.random.default_rng(seed)
+    N = N_max - rng.integers(0, 200, size=M) if per_user else np.full(M, N_max)
+    R = np.minimum(rng.geometric(0.01, size=M), N)
+    return R, N
+
+
+@pytest.mark.parametrize("per_user", [False, True])
+def test_mapped_hit_ratio_of_linear_and_bound_in_integer_arithmetic(per_user):
+    # R <= (k-1)(N-1)/(n-1) + 1  <=>  (R-1)(n-1) <= (k-1)(N-1)  (eq. 9), and
+    # R <= ⌊(k-1/2)(N-1)/(n-1) + 1/2⌋  <=>  2R(n-1) <= (2k-1)(N-1) + (n-1)  (eq. 13): no rounding
+    R, N = _users(12, per_user=per_user)
+    n = 30
+    k = np.arange(1, n + 1)
+    linear = ((R[:, None] - 1) * (n - 1) <= (k - 1) * (N[:, None] - 1)).mean(axis=0)
+    bound = (2 * R[:, None] * (n - 1) <= (2 * k - 1) * (N[:, None] - 1) + (n - 1)).mean(axis=0)
+    n_items = N if per_user else int(N[0])
+    np.testing.assert_array_equal(mapped_hit_ratio(R, n_items, n, k, "linear"), linear)
+    np.testing.assert_array_equal(mapped_hit_ratio(R, n_items, n, k, "bound"), bound)
+    assert mapped_hit_ratio(R, n_items, n, n, "linear")[0] == 1.0
+
+
+@pytest.mark.parametrize("a", [0.3, 1.0])
+def test_mapped_hit_ratio_of_beta_per_user_and_scaled_curve_agree(a):
+    R, N = _users(13)
+    n, N_total = 40, 700
+    k = np.arange(1, n + 1)
+    per_user = np.mean([R_u <= np.floor(mapping(k, int(N_u), n, "beta", a=a) * (1 + 1e-10))
+                        for R_u, N_u in zip(R, N, strict=True)], axis=0)
+    got = mapped_hit_ratio(R, N, n, k, "beta", a=a)
+    np.testing.assert_array_equal(got, per_user)
+    # the same fraction of each user's candidates: HR at f(k; N) scaled to N_u (module docstring)
+    np.testing.assert_array_equal(hit_ratio_curve(R, N, mapping(k, N_total, n, "beta", a=a), N_total), got)
+    assert got[-1] == 1.0
+
+
+def test_hit_ratio_curve_is_recall_at_k_with_one_n_and_scales_in_integer_arithmetic():
+    R, N = _users(14, per_user=False)
+    K = np.arange(1, 701)
+    np.testing.assert_allclose(hit_ratio_curve(R, 700, K), its.global_metrics(R, 700, "recall", K)["value"],
+                               rtol=1e-15)
+    R, N = _users(15)
+    want = ((R[:, None] - 1) * 699 <= (K - 1) * (N[:, None] - 1)).mean(axis=0)
+    np.testing.assert_array_equal(hit_ratio_curve(R, N, K, 700), want)
+
+
+def test_beta_hit_ratio_matches_monte_carlo_of_the_rank_model():
+    rng = np.random.default_rng(16)
+    M, a = 200_000, 0.35
+    N = 900 - rng.integers(0, 300, size=M)
+    R = np.maximum(np.ceil(N * rng.beta(a, 1.0, size=M)), 1).astype(np.int64)  # R = ⌈N_u X⌉
+    K = np.array([1, 2, 10, 100, 500, 900])
+    model = beta_hit_ratio(N, K, a, 900)
+    observed = hit_ratio_curve(R, N, K, 900)
+    assert np.all(np.abs(observed - model) <= 5 * np.sqrt(model * (1 - model) / M) + 1e-12)
+    assert model[-1] == 1.0
+
+
+def test_fit_beta_global_maximises_the_direct_likelihood():
+    from scipy.optimize import minimize_scalar
+
+    R, N = _users(17)
+    x, y = R / N, (R - 1) / N
+
+    def negative_log_likelihood(a):
+        return -np.sum(np.log(x**a - y**a))
+
+    direct = minimize_scalar(negative_log_likelihood, bounds=(1e-3, 5.0), method="bounded",
+                             options={"xatol": 1e-10}).x
+    assert fit_beta_global(R, N) == pytest.approx(direct, rel=1e-6)
+
+
+def test_fit_beta_global_recovers_the_generating_parameter():
+    rng = np.random.default_rng(18)
+    for a in (0.2, 0.5, 1.3):
+        N = 3000 - rng.integers(0, 500, size=50_000)
+        R = np.maximum(np.ceil(N * rng.beta(a, 1.0, size=N.size)), 1).astype(np.int64)
+        # the MLE's standard error is about a / sqrt(M) (Fisher information of Beta(a, 1): 1/a²)
+        assert fit_beta_global(R, N) == pytest.approx(a, abs=5 * a / np.sqrt(N.size))
+
+
+def test_fit_beta_global_rejects_degenerate_ranks():
+    with pytest.raises(ValueError, match="tends to 0"):
+        fit_beta_global([1, 1], 100)
+    with pytest.raises(ValueError, match="unbounded"):
+        fit_beta_global([100, 50], [100, 50])
+
+
+def test_mapping_errors_by_hand():
+    shr = np.array([0.1, 0.2, 0.4, 0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95, 1.0])
+    hr = shr + np.array([0.05, -0.02, 0.0, 0.01, 0.0, 0.0, 0.0, 0.0, 0.0, -0.05, 0.0])
+    e = mapping_errors(shr, hr)
+    assert list(e) == list(its.mappings.MAPPING_ERRORS)
+    assert e["abs"] == pytest.approx(0.13 / 11)
+    assert e["abs@1"] == pytest.approx(0.05) and e["rel@1"] == pytest.approx(0.5)
+    assert e["abs@2-10"] == pytest.approx(0.08 / 9)
+    assert e["rel@2-10"] == pytest.approx((0.02 / 0.2 + 0.01 / 0.5 + 0.05 / 0.95) / 9)
+    assert e["rel"] == pytest.approx((0.5 + 0.1 + 0.02 + 0.05 / 0.95) / 11)
+    undefined = mapping_errors([0.0, 0.5], [0.1, 0.5])
+    assert np.isnan(undefined["rel@1"]) and np.isnan(undefined["rel"]) and undefined["abs"] == pytest.approx(0.05)
+
+
+@pytest.mark.parametrize(
+    ("call", "match"),
+    [
+        (lambda: mapping_errors([0.1], [0.1]), "same length n >= 2"),
+        (lambda: mapping_errors([0.1, 0.2], [0.1, np.nan]), "finite"),
+        (lambda: hit_ratio_curve([1, 2], [10, 20], [0.5]), "K >= 1"),
+        (lambda: hit_ratio_curve([1, 2], [10, 20], [3], n_total=15), "smaller than the largest"),
+        (lambda: beta_hit_ratio([10, 20], [3], 0.0), "a > 0"),
+        (lambda: mapped_hit_ratio([1, 2], [10, 20], 15, [1]), "out of range"),
+        (lambda: mapped_hit_ratio([1, 2], 20, 10, [11]), "ks must lie in 1..n"),
+    ],
+)
+def test_hit_ratio_helpers_reject_bad_input(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()

@@ -53,6 +53,20 @@ def test_score_matrix_example_gives_the_numbers_it_claims(readme_namespace):
     assert (readme_namespace["ranks_from_scores"] <= 10).mean() == pytest.approx(0.39, abs=5e-3)
 
 
+def test_live_example_gives_the_numbers_it_claims(readme_namespace):
+    ns = readme_namespace
+    live, all_scores, held_out = ns["live"], ns["all_scores"], ns["held_out"]
+    table = live.estimates.set_index(["metric", "k"]).estimate
+    global_ranks = 1 + (all_scores > all_scores[np.arange(held_out.size), held_out][:, None]).sum(axis=1)
+    exact = its.global_metrics(global_ranks, 3706, ["recall", "ndcg"], 10).set_index(["metric", "k"]).value
+    assert table["recall", 10] == pytest.approx(0.223, abs=5e-4)
+    assert exact["recall", 10] == pytest.approx(0.227, abs=5e-4)
+    assert table["ndcg", 10] == pytest.approx(0.145, abs=5e-4)
+    assert exact["ndcg", 10] == pytest.approx(0.139, abs=5e-4)
+    assert live.cost.fraction == pytest.approx(0.050, abs=5e-4)
+    assert live.cost.full_ranking == 2000 * 3706
+
+
 def test_console_example_runs_with_the_installed_script(readme_namespace, tmp_path):
     env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
     commands = [line[2:] for block in _blocks("console") for line in block.splitlines()

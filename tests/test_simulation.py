@@ -9,6 +9,7 @@ from itemsampling.metrics import rank_weight
 from itemsampling.simulation import (
     adaptive_sample_ranks,
     expected_sampled_metric,
+    expected_sampled_rank_pmf,
     expected_sampling_cost,
     sample_ranks,
     sampled_rank_pmf,
@@ -326,6 +327,44 @@ def test_expected_sampled_metric_with_per_user_n_items(scheme):
         assert expected_sampled_metric(R, N, n, metric, k, scheme) == pytest.approx(direct, rel=1e-12)
 
 
+@pytest.mark.parametrize("scheme", SCHEMES)
+def test_expected_sampled_rank_pmf_is_the_mean_of_each_users_kernel_row(scheme):
+    rng = np.random.default_rng(8)
+    N = rng.integers(60, 90, size=50)
+    R = rng.integers(1, 61, size=50)
+    n = 20
+    direct = np.mean([its.rank_kernel(int(Nu), n, scheme)[Ru - 1] for Ru, Nu in zip(R, N, strict=True)], axis=0)
+    pmf = expected_sampled_rank_pmf(R, N, n, scheme)
+    np.testing.assert_allclose(pmf, direct, atol=1e-14)
+    assert pmf.sum() == pytest.approx(1.0, abs=1e-12)
+    for k in (1, 7, 20):  # its cumulative sum is the expected sampled recall (hit ratio) at k
+        assert pmf[:k].sum() == pytest.approx(expected_sampled_metric(R, N, n, "recall", k, scheme), rel=1e-12)
+
+
+def test_expected_sampled_rank_pmf_with_one_n_is_that_of_the_rank_distribution():
+    N, n = 400, 30
+    R = np.random.default_rng(9).integers(1, N + 1, size=300)
+    W = np.bincount(R, minlength=N + 1)[1:] / R.size  # eq. 2
+    np.testing.assert_allclose(expected_sampled_rank_pmf(R, N, n), sampled_rank_pmf(W, N, n), atol=1e-14)
+
+
+@pytest.mark.parametrize("scheme", SCHEMES)
+def test_expected_sampled_rank_pmf_matches_monte_carlo_with_per_user_n_items(scheme):
+    rng = np.random.default_rng(10)
+    N = rng.integers(300, 400, size=500)
+    R = np.minimum(rng.geometric(0.02, size=500), N)
+    n, repeats = 40, 400
+    pmf = expected_sampled_rank_pmf(R, N, n, scheme)
+    draws = np.concatenate([sample_ranks(R, N, n, rng=rng, scheme=scheme) for _ in range(repeats)])
+    observed = np.bincount(draws, minlength=n + 1)[1:] / draws.size
+    se = np.sqrt(pmf * (1 - pmf) / draws.size)
+    assert np.all(np.abs(observed - pmf) <= 5 * se + 1e-12)
+
+
 def test_expected_sampled_metric_rejects_per_user_sample_size():
     with pytest.raises(ValueError, match="single integer"):
         expected_sampled_metric([1, 2], 100, [10, 10], "recall", 5)
+    with pytest.raises(ValueError, match="single integer"):
+        expected_sampled_rank_pmf([1, 2], 100, [10, 10])
+    with pytest.raises(ValueError, match="sample_size n=90 is out of range"):
+        expected_sampled_rank_pmf([1, 2], [100, 80], 90)

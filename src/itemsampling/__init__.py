@@ -14,6 +14,7 @@ The public API (ranks are 1-based everywhere):
 ``estimate(sampled_ranks, n_items, n, method, metrics, ks)`` estimated global metrics
 ``estimate_many(sampled_ranks, n_items, n, estimators)``     several estimators sharing their work
 ``sampled_ranks_from_scores(scores, target_column, rng)``    sampled ranks r_u from a score matrix
+``evaluate_adaptive(score, test_items, n_items, n0, n_max)`` adaptive evaluation of a live scorer
 =========================================================== ===========================================
 
 References: Krichene & Rendle, KDD 2020; Li, Jin, Gao & Liu, KDD 2020; Jin, Li, Mudrak, Gao &
@@ -23,6 +24,7 @@ Liu, AAAI 2021; Li, Jin, Liu, Ren, Gao & Liu, AAAI 2023.
 protocol); see :func:`estimate`.
 """
 
+from .adaptive_evaluation import evaluate_adaptive
 from .estimators import (
     METHODS,
     Estimator,
@@ -46,6 +48,7 @@ __all__ = [
     "adaptive_sample_ranks",
     "estimate",
     "estimate_many",
+    "evaluate_adaptive",
     "expected_sampled_hit_ratio",
     "fit_beta",
     "global_metrics",

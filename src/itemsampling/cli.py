@@ -16,6 +16,7 @@ COMMAND_MODULES = (
     "itemsampling.commands.data",
     "itemsampling.commands.train",
     "itemsampling.commands.ranks",
+    "itemsampling.commands.evaluate_adaptive",
     "itemsampling.commands.study",
 )
 

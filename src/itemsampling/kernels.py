@@ -52,8 +52,10 @@ def log_kernel_block(global_ranks, sampled_ranks, n_items: int, sample_size: int
         1-based global ranks R (rows).
     sampled_ranks : array_like of int
         1-based sampled ranks r (columns).
-    n_items, sample_size : int
-        N and n.
+    n_items : int or array_like of int
+        N, or one N per row (per global rank), e.g. the N_u of users with their own candidates.
+    sample_size : int
+        n.
     scheme : {"binomial", "hypergeometric"}
         Sampling with or without replacement.
 
@@ -65,13 +67,11 @@ def log_kernel_block(global_ranks, sampled_ranks, n_items: int, sample_size: int
     """
     R = np.asarray(global_ranks, dtype=np.float64)[:, None]
     r = np.asarray(sampled_ranks, dtype=np.float64)[None, :]
-    N, n = float(n_items), float(sample_size)
+    N = np.asarray(n_items, dtype=np.float64)
+    N, n = (N[:, None] if N.ndim else N), float(sample_size)
     k = r - 1.0
     if scheme == "binomial":
-        if n_items == 1:
-            theta = np.zeros_like(R)
-        else:
-            theta = (R - 1.0) / (N - 1.0)
+        theta = (R - 1.0) / np.maximum(N - 1.0, 1.0)  # N = 1 leaves R = 1: theta = 0
         out = _log_choose(n - 1.0, k) + xlogy(k, theta) + xlog1py(n - 1.0 - k, -theta)
         return np.where((k >= 0) & (k <= n - 1.0), out, -np.inf)
     # hypergeometric: draws n-1 from N-1 items of which R-1 outrank the target

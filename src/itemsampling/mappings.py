@@ -14,6 +14,24 @@ the global hit ratio HR@K at the location K = f(k). Three mapping functions are 
 
 :func:`fit_beta` finds the algorithm-specific parameter a of §4.1 (eq. 19), and
 :func:`expected_sampled_hit_ratio` computes E[SHR@k] for a rank distribution (eq. 4).
+
+To compare the sampled and the global view on real ranks:
+
+* :func:`mapped_hit_ratio` — HR@f(k) (eq. 1 at K = f(k)), each user's cut-off mapped with
+  the user's own number of candidates N_u;
+* :func:`hit_ratio_curve` — HR@K on a grid of K, with K scaled to each user's N_u;
+* :func:`mapping_errors` — the errors |HR@f(k) - SHR@k| of §A (Table 7);
+* :func:`fit_beta_global` and :func:`beta_hit_ratio` — the Beta(a, 1) model of the global
+  ranks themselves (§3.2, Fig. 3), fitted by maximum likelihood.
+
+**Per-user candidates.** Under the ``unseen`` protocol user u has N_u candidates, and its
+sampled rank depends on R_u only through (R_u - 1)/(N_u - 1) (eq. 6). A global cut-off K
+among N items is therefore read, for user u, as K_u = 1 + (K - 1)(N_u - 1)/(N - 1): the same
+fraction of the user's candidates. With one N for every user (the ``all`` protocol) K_u = K
+and everything is the paper's definition. For ``linear`` and ``beta``, f(k; N_u) is exactly
+the scaled f(k; N), so :func:`mapped_hit_ratio` and :func:`hit_ratio_curve` at K = f(k; N) agree.
+A real cut-off K counts the ranks R <= K (R <= ⌊K⌋), up to a relative rounding tolerance of
+1e-10, so that f(n) = N computed in floating point still counts rank N.
 """
 
 from __future__ import annotations
@@ -25,11 +43,26 @@ from scipy.special import gammaln
 from ._validation import check_choice, check_n_items, check_ranks, check_sample_size
 from .candidates import CandidateGroups
 from .kernels import SCHEMES
-from .simulation import sampled_rank_pmf
+from .simulation import _check_users, sampled_rank_pmf
 
-__all__ = ["MAPPINGS", "expected_sampled_hit_ratio", "fit_beta", "mapping"]
+__all__ = [
+    "MAPPINGS",
+    "MAPPING_ERRORS",
+    "beta_hit_ratio",
+    "expected_sampled_hit_ratio",
+    "fit_beta",
+    "fit_beta_global",
+    "hit_ratio_curve",
+    "mapped_hit_ratio",
+    "mapping",
+    "mapping_errors",
+]
 
 MAPPINGS = ("linear", "bound", "beta")
+#: the errors of Li et al. KDD 2020 Table 7, in its order
+MAPPING_ERRORS = ("abs", "rel", "abs@1", "rel@1", "abs@2-10", "rel@2-10")
+#: relative tolerance of a real cut-off K: R <= K counts when R <= K (1 + tolerance)
+_CUTOFF_RTOL = 1e-10
 
 
 def _check_sizes(n_items, sample_size) -> tuple[int, int]:
@@ -91,20 +124,26 @@ def mapping(ks, n_items: int, sample_size: int, kind: str = "linear", a: float |
     array([  100.99, 10000.  ])
     """
     n_items, sample_size = _check_sizes(n_items, sample_size)
+    slope, intercept = _location(ks, sample_size, kind, a)
+    f = intercept + (n_items - 1) * slope
+    return np.floor(f) if kind == "bound" else f
+
+
+def _location(ks, sample_size: int, kind: str, a) -> tuple[np.ndarray, float]:
+    """f(k) = intercept + (N - 1) · slope_k: every mapping is affine in N - 1 before the floor of
+    ``bound`` — slope (k - 1)/(n - 1) and intercept 1 for ``linear`` (eq. 9), (k - 1/2)/(n - 1)
+    and 1/2 for ``bound`` (eq. 13), (a S_k(a))^{1/a} and 1 for ``beta`` (module docstring)."""
     kind = check_choice("mapping kind", kind, MAPPINGS)
     k = check_ranks(np.atleast_1d(ks), sample_size, name="ks").astype(np.float64)
-    scale = (n_items - 1) / (sample_size - 1)
+    if kind != "beta" and a is not None:
+        raise ValueError("a is a parameter of the beta mapping only")
     if kind == "linear":
-        if a is not None:
-            raise ValueError("a is a parameter of the beta mapping only")
-        return (k - 1.0) * scale + 1.0
+        return (k - 1.0) / (sample_size - 1), 1.0
     if kind == "bound":
-        if a is not None:
-            raise ValueError("a is a parameter of the beta mapping only")
-        return np.floor((k - 0.5) * scale + 0.5)
+        return (k - 0.5) / (sample_size - 1), 0.5
     a = _check_a(a)
     log_cdf = _log_a_cdf(a, sample_size, int(k.max()))
-    return 1.0 + (n_items - 1) * np.exp(log_cdf[k.astype(np.int64) - 1] / a)
+    return np.exp(log_cdf[k.astype(np.int64) - 1] / a), 1.0
 
 
 def fit_beta(sampled_ranks, n_items, sample_size: int, xtol: float = 1e-12) -> float:
@@ -196,3 +235,227 @@ def expected_sampled_hit_ratio(rank_distribution, n_items: int, sample_size: int
     k = check_ranks(np.atleast_1d(ks), sample_size, name="ks")
     pmf = sampled_rank_pmf(rank_distribution, n_items, sample_size, scheme)
     return np.minimum(np.cumsum(pmf), 1.0)[k - 1]
+
+
+def _cutoff(K: np.ndarray) -> np.ndarray:
+    """The largest rank R counted by a real cut-off K (R <= K), absorbing rounding."""
+    return np.floor(K * (1.0 + _CUTOFF_RTOL))
+
+
+def _hits(R: np.ndarray, N: np.ndarray, slope: np.ndarray, intercept: float) -> np.ndarray:
+    """Σ_u 1{R_u <= intercept + (N_u - 1) · slope} for each entry of ``slope`` (one pass per N_u)."""
+    hits = np.zeros(slope.size)
+    for N_value in np.unique(N):
+        ranks = np.sort(R[N == N_value])
+        hits += np.searchsorted(ranks, _cutoff(intercept + (N_value - 1.0) * slope), side="right")
+    return hits
+
+
+def mapped_hit_ratio(global_ranks, n_items, sample_size: int, ks, kind: str = "linear",
+                     a: float | None = None) -> np.ndarray:
+    """Global hit ratio at the mapped cut-off, HR@f(k) = (1/M) Σ_u 1{R_u <= f(k; N_u)}.
+
+    Li, Jin, Gao & Liu, KDD 2020 eq. 1 evaluated at K = f(k) (eq. 9, 13, 16–17): the value that
+    SHR@k is taken to approximate. Each user's cut-off uses the user's own N_u (module
+    docstring); with one N it is the paper's HR@f(k).
+
+    Parameters
+    ----------
+    global_ranks : array_like of int
+        1-based global ranks R_u.
+    n_items : int or array_like of int
+        N, or N_u per user.
+    sample_size : int
+        Sample set size n (2 <= n <= min N_u).
+    ks : int or array_like of int
+        Sampled cut-offs k in 1..n.
+    kind, a
+        The mapping function, as in :func:`mapping`.
+
+    Returns
+    -------
+    numpy.ndarray
+        HR@f(k), one per k.
+    """
+    R, N = _check_users(global_ranks, n_items)
+    _, sample_size = _check_sizes(int(N.min()), sample_size)
+    slope, intercept = _location(ks, sample_size, kind, a)
+    return _hits(R, N, slope, intercept) / R.size
+
+
+def _check_reference(N: np.ndarray, n_total) -> int:
+    n_total = int(N.max()) if n_total is None else check_n_items(n_total)
+    if n_total < N.max():
+        raise ValueError(f"n_total = {n_total} is smaller than the largest N_u = {int(N.max())}")
+    return n_total
+
+
+def _check_cutoffs(cutoffs) -> np.ndarray:
+    K = np.atleast_1d(np.asarray(cutoffs, dtype=np.float64))
+    if K.ndim != 1 or not np.all(np.isfinite(K)) or np.any(K < 1):
+        raise ValueError("cutoffs must be a 1-D array of finite cut-offs K >= 1")
+    return K
+
+
+def hit_ratio_curve(global_ranks, n_items, cutoffs, n_total: int | None = None) -> np.ndarray:
+    """Global hit ratio HR@K (Li et al. KDD 2020 eq. 1) for each cut-off K, scaled per user.
+
+    User u counts if R_u <= K_u = 1 + (K - 1)(N_u - 1)/(N - 1), the same fraction of the user's
+    N_u candidates as K is of all N items (module docstring); with one N, K_u = K.
+
+    Parameters
+    ----------
+    global_ranks : array_like of int
+        1-based global ranks R_u.
+    n_items : int or array_like of int
+        N, or N_u per user.
+    cutoffs : array_like of float
+        Cut-offs K >= 1 among N items (real values count the ranks R <= K).
+    n_total : int, optional
+        N, the number of items the cut-offs refer to (default: the largest N_u); at least max N_u.
+
+    Returns
+    -------
+    numpy.ndarray
+        HR@K, one per cut-off.
+    """
+    R, N = _check_users(global_ranks, n_items)
+    n_total = _check_reference(N, n_total)
+    K = _check_cutoffs(cutoffs)
+    return _hits(R, N, (K - 1.0) / (n_total - 1), 1.0) / R.size
+
+
+def beta_hit_ratio(n_items, cutoffs, a: float, n_total: int | None = None) -> np.ndarray:
+    """HR@K of the Beta(a, 1) rank model: (1/M) Σ_u (⌊K_u⌋ / N_u)^a (Li et al. KDD 2020 §3.2).
+
+    The model draws X_u ~ Beta(a, 1) and puts the held-out item at R_u = ⌈N_u X_u⌉, so that
+    P(R_u <= K) = (K / N_u)^a for K = 0..N_u — a proper distribution on 1..N_u whose
+    continuous limit is the paper's W_R ∝ ((R - 1)/(N - 1))^{a-1}. Cut-offs are scaled per user
+    as in :func:`hit_ratio_curve`, so the two are comparable.
+
+    Parameters
+    ----------
+    n_items : int or array_like of int
+        N, or N_u per user (one entry per user: the mean is over users).
+    cutoffs : array_like of float
+        Cut-offs K >= 1 among N items.
+    a : float
+        Parameter a > 0.
+    n_total : int, optional
+        As in :func:`hit_ratio_curve`.
+
+    Returns
+    -------
+    numpy.ndarray
+        The model's HR@K, one per cut-off.
+    """
+    a = _check_a(a)
+    N = np.atleast_1d(np.asarray(n_items))
+    if N.ndim != 1 or not np.issubdtype(N.dtype, np.integer) or N.min() < 2:
+        raise ValueError("n_items must be one integer N >= 2 or one such N_u per user")
+    n_total = _check_reference(N, n_total)
+    K = _check_cutoffs(cutoffs)
+    slope = (K - 1.0) / (n_total - 1)
+    values, counts = np.unique(N, return_counts=True)
+    total = sum(c * (np.minimum(_cutoff(1.0 + (v - 1.0) * slope), v) / v) ** a
+                for v, c in zip(values.tolist(), counts.tolist(), strict=True))
+    return total / N.size
+
+
+def _beta_score(a: float, log_x: np.ndarray, gap: np.ndarray, weights: np.ndarray) -> float:
+    """d/da of Σ_u w_u log[(R_u/N_u)^a - ((R_u - 1)/N_u)^a]; ``gap`` = log(R/(R - 1)), inf at R = 1."""
+    with np.errstate(over="ignore"):
+        tail = np.where(np.isinf(gap), 0.0, gap / np.expm1(a * np.where(np.isinf(gap), 1.0, gap)))
+    return float(weights @ (log_x + tail))
+
+
+def fit_beta_global(global_ranks, n_items, xtol: float = 1e-12) -> float:
+    """Maximum-likelihood a of the Beta(a, 1) model of the global ranks (Li et al. KDD 2020 §3.2).
+
+    The model of :func:`beta_hit_ratio`: P(R_u = R) = (R/N_u)^a - ((R - 1)/N_u)^a. Its
+    log-likelihood ℓ(a) = Σ_u a log x_u + log(1 - (y_u/x_u)^a), with x_u = R_u/N_u and
+    y_u = (R_u - 1)/N_u, is concave in a (a linear term plus log of the concave
+    1 - e^{-a t}), so the root of
+
+        ℓ'(a) = Σ_u log x_u + t_u / (e^{a t_u} - 1),   t_u = log(R_u / (R_u - 1))
+
+    (the second term is absent when R_u = 1) is the unique maximum. It is found by Brent's
+    method on log a. This fits the global ranks directly, where eq. 19 (:func:`fit_beta`)
+    fits sampled ranks through the mapping f(r; a).
+
+    Parameters
+    ----------
+    global_ranks : array_like of int
+        1-based global ranks R_u.
+    n_items : int or array_like of int
+        N, or N_u per user.
+    xtol : float
+        Absolute tolerance on log a.
+
+    Returns
+    -------
+    float
+        The fitted a > 0.
+
+    Raises
+    ------
+    ValueError
+        If every R_u = 1 (the likelihood grows as a -> 0) or every R_u = N_u (as a -> ∞).
+    """
+    R, N = _check_users(global_ranks, n_items)
+    if np.all(R == 1):
+        raise ValueError("every global rank is 1; the Beta parameter a tends to 0")
+    if np.all(R == N):
+        raise ValueError("every global rank is the last one (R_u = N_u); the Beta parameter a is unbounded")
+    pairs, counts = np.unique(np.stack([R, N]), axis=1, return_counts=True)
+    r, n = pairs.astype(np.float64)
+    log_x = np.log(r / n)
+    with np.errstate(divide="ignore"):
+        gap = np.log(r) - np.log(r - 1.0)
+
+    def score(log_a: float) -> float:
+        return _beta_score(np.exp(log_a), log_x, gap, counts.astype(np.float64))
+
+    lo, hi = -5.0, 5.0
+    while score(lo) <= 0:
+        lo -= 5.0
+        if lo < -60:
+            raise ValueError("could not bracket the Beta parameter: a < 1e-26")
+    while score(hi) >= 0:
+        hi += 5.0
+        if hi > 60:
+            raise ValueError("could not bracket the Beta parameter: a > 1e26")
+    return float(np.exp(brentq(score, lo, hi, xtol=xtol, rtol=4 * np.finfo(float).eps)))
+
+
+def mapping_errors(sampled_hit_ratio, mapped_hit_ratio) -> dict[str, float]:
+    """Errors between SHR@k and HR@f(k) for k = 1..n (Li et al. KDD 2020 §A, Table 7).
+
+    With e_k = |HR@f(k) - SHR@k|: ``abs`` = (1/n) Σ_{k=1}^n e_k, ``rel`` = (1/n) Σ_k e_k /
+    SHR@k, ``abs@1`` = e_1, ``rel@1`` = e_1 / SHR@1, and ``abs@2-10``, ``rel@2-10`` the means
+    over k = 2..min(10, n). A relative error where SHR@k = 0 is undefined (NaN), and so is
+    any mean that includes it.
+
+    Parameters
+    ----------
+    sampled_hit_ratio, mapped_hit_ratio : array_like of float
+        SHR@k and HR@f(k) for k = 1..n (the same length n >= 2).
+
+    Returns
+    -------
+    dict
+        The errors of :data:`MAPPING_ERRORS`, in that order.
+    """
+    shr = np.asarray(sampled_hit_ratio, dtype=np.float64)
+    hr = np.asarray(mapped_hit_ratio, dtype=np.float64)
+    if shr.ndim != 1 or shr.shape != hr.shape or shr.size < 2:
+        raise ValueError("sampled_hit_ratio and mapped_hit_ratio must be 1-D, of the same length n >= 2 "
+                         "(k = 1..n)")
+    if not (np.all(np.isfinite(shr)) and np.all(np.isfinite(hr))):
+        raise ValueError("hit ratios must be finite")
+    error = np.abs(hr - shr)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        relative = np.where(shr > 0, error / shr, np.nan)
+    return {"abs": float(error.mean()), "rel": float(relative.mean()),
+            "abs@1": float(error[0]), "rel@1": float(relative[0]),
+            "abs@2-10": float(error[1:10].mean()), "rel@2-10": float(relative[1:10].mean())}

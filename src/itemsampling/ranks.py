@@ -218,13 +218,14 @@ def global_ranks(
     }
 
 
-def _excluded(model: Recommender, batch: np.ndarray, targets: np.ndarray, protocol: str) -> sp.csr_matrix:
-    """``(B, N)`` pattern of the non-candidates: the target, plus the training items (``unseen``)."""
+def _excluded(excluded_rows, targets: np.ndarray, n_items: int) -> sp.csr_matrix:
+    """``(B, N)`` pattern of the non-candidates of B users: each one's target, plus its row of
+    ``excluded_rows`` (``(B, N)`` sparse, e.g. the training items under ``unseen``; ``None``
+    under ``all``). Indices are sorted, as :func:`_nth_allowed` needs."""
     target = sp.csr_matrix(
-        (np.ones(batch.size, np.float32), (np.arange(batch.size), targets)), shape=(batch.size, model.n_items)
+        (np.ones(targets.size, np.float32), (np.arange(targets.size), targets)), shape=(targets.size, n_items)
     )
-    out = target + model.train_[batch] if protocol == "unseen" else target
-    out = sp.csr_matrix(out)
+    out = sp.csr_matrix(target if excluded_rows is None else target + excluded_rows)
     out.sort_indices()
     return out
 
@@ -281,7 +282,7 @@ def _draw_positions(rng, pool: np.ndarray, count: int, replace: bool, existing=N
     return new
 
 
-def _check_sampling(model, n_candidates_min: int, sizes: Sequence[int]) -> None:
+def _check_sampling(n_candidates_min: int, sizes: Sequence[tuple[str, int]]) -> None:
     for name, value in sizes:
         check_positive_integer(name, value)
         if value > n_candidates_min:
@@ -307,7 +308,7 @@ def _sampling_setup(model, test_items, protocol, repeats, rng, users, sizes):
     repeats = check_positive_integer("repeats", repeats)
     gen = as_generator(rng)
     test_users, _ = _test_users(test_items, model.n_users, users)
-    _check_sampling(model, _min_candidates(model, test_users, protocol), sizes)
+    _check_sampling(_min_candidates(model, test_users, protocol), sizes)
     return protocol, repeats, gen, test_users
 
 
@@ -321,7 +322,7 @@ def _sampling_batches(model, test_items, protocol, users, repeats, batch_size, p
         _check_scores(scores)
         t = targets[pos : pos + batch.size]
         pos += batch.size
-        excluded = _excluded(model, batch, t, protocol)
+        excluded = _excluded(model.train_[batch] if protocol == "unseen" else None, t, model.n_items)
         pool = model.n_items - np.diff(excluded.indptr)
         yield batch, t, scores, excluded, pool, np.tile(np.arange(batch.size), repeats)
 
@@ -418,6 +419,13 @@ def adaptive_sampled_ranks(
     Parameters are those of :func:`sampled_ranks`, with ``n0`` and ``n_max`` (n_0 <= n_max <=
     min N_u) instead of ``sample_size``.
 
+    Each batch of users is scored once, in full, and
+    :func:`itemsampling.adaptive_evaluation.sample_adaptively` (the Algorithm 1 of
+    :func:`itemsampling.evaluate_adaptive`, which asks a live scorer for the sampled items only)
+    reads the sampled items' scores from it. With ``repeats=1``, ``evaluate_adaptive`` on the
+    model's ``score_items`` with the same ``rng``, ``tie_seed`` and ``batch_size`` gives the same
+    ranks.
+
     Returns
     -------
     pandas.DataFrame
@@ -429,27 +437,18 @@ def adaptive_sampled_ranks(
     )
     if n0 > n_max:
         raise ValueError(f"n0 = {n0} must not exceed n_max = {n_max}")
+    # one implementation of Algorithm 1: the live evaluation's, with the batch's scores as scorer
+    from .adaptive_evaluation import sample_adaptively
+
     frames = []
     for batch, targets, scores, excluded, pool, rows in _sampling_batches(
         model, test_items, protocol, test_users, repeats, batch_size, progress
     ):
-        drawn = _draw_positions(gen, pool[rows], n0 - 1, replace)
-        ranks = 1 + _count_preceding(scores, batch, targets, excluded, rows, drawn, tie_seed)
-        sizes = np.full(rows.size, n0, dtype=np.int64)
-        size = n0
-        active = np.flatnonzero((ranks == 1) & (size < n_max))
-        drawn = None if replace else drawn[active]  # positions drawn so far, active rows only
-        while active.size:
-            new_size = min(2 * size, n_max)
-            extra = _draw_positions(gen, pool[rows[active]], new_size - size, replace, drawn)
-            hits = _count_preceding(scores, batch, targets, excluded, rows[active], extra, tie_seed)
-            ranks[active] = 1 + hits
-            sizes[active] = new_size
-            size = new_size
-            keep = (hits == 0) & (size < n_max)
-            active = active[keep]
-            if not replace:
-                drawn = np.concatenate([drawn, extra], axis=1)[keep]
+        def score_sets(sets, items, rows=rows, scores=scores):
+            return scores[rows[sets][:, None], items]
+
+        ranks, sizes = sample_adaptively(score_sets, batch[rows], targets[rows], excluded[rows], n0=n0,
+                                         n_max=n_max, replace=replace, rng=gen, tie_seed=tie_seed)
         frames.append(_frame(rows, batch, targets, ranks, sizes, pool, repeats))
     return _combine(frames)
 

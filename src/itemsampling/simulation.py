@@ -23,6 +23,9 @@ sampled_rank_pmf
     P̃(r) = Σ_R P(R) P(r | R), the distribution of the sampled rank for a rank distribution P(R).
 expected_sampled_metric
     E[metric@k on the sample] for given global ranks (Krichene & Rendle KDD 2020 eq. 16).
+expected_sampled_rank_pmf
+    (1/M) Σ_u P(r | R_u; N_u, n): the expected distribution of the sampled ranks of given users;
+    its cumulative sum is E[SHR@k] for every k (Li et al. KDD 2020 eq. 4).
 """
 
 from __future__ import annotations
@@ -45,6 +48,7 @@ from .metrics import canonical_metric, rank_weight
 __all__ = [
     "adaptive_sample_ranks",
     "expected_sampled_metric",
+    "expected_sampled_rank_pmf",
     "expected_sampling_cost",
     "sample_ranks",
     "sampled_rank_pmf",
@@ -467,9 +471,46 @@ def expected_sampled_metric(
     # only sampled ranks r <= k carry weight: the cost is (distinct R_u) x min(k, n)
     n_ranks = n if k is None else min(int(k), n)
     weights = rank_weight(metric, np.arange(1, n_ranks + 1), n, k)
-    total = 0.0
+    return float(_summed_pmf(R, N, n, scheme, n_ranks) @ weights) / R.size
+
+
+def _summed_pmf(R: np.ndarray, N: np.ndarray, sample_size: int, scheme: str, n_ranks: int) -> np.ndarray:
+    """Σ_u P(r | R_u; N_u, n) for r = 1..n_ranks; users with equal (R_u, N_u) share a row."""
+    total = np.zeros(n_ranks)
     for N_value in np.unique(N):
         values, counts = np.unique(R[N == N_value], return_counts=True)
-        pmf = _pmf_from_support(values, counts.astype(np.float64), int(N_value), n, scheme, n_ranks)
-        total += float(pmf @ weights)
-    return total / R.size
+        total += _pmf_from_support(values, counts.astype(np.float64), int(N_value), sample_size, scheme, n_ranks)
+    return total
+
+
+def expected_sampled_rank_pmf(global_ranks, n_items, sample_size: int, scheme: str = "binomial") -> np.ndarray:
+    """Expected distribution of the sampled ranks of given users, (1/M) Σ_u P(r | R_u; N_u, n).
+
+    Entry r - 1 is the expected fraction of users whose held-out item is at sampled rank r; the
+    cumulative sum is E[SHR@k] = (1/M) Σ_u Pr(r_u <= k) for k = 1..n (Li, Jin, Gao & Liu,
+    KDD 2020 eq. 4), with each user's own N_u (the ``unseen`` protocol). With one N it equals
+    :func:`sampled_rank_pmf` of the empirical rank distribution W_R (eq. 2). Users with equal
+    (R_u, N_u) share one kernel row, evaluated in log space.
+
+    Parameters
+    ----------
+    global_ranks : array_like of int
+        1-based global ranks R_u.
+    n_items : int or array_like of int
+        N, or N_u per user.
+    sample_size : int
+        Sample set size n (1 <= n <= min N_u).
+    scheme : {"binomial", "hypergeometric"}
+        Sampling with or without replacement.
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape ``(n,)``, summing to one.
+    """
+    scheme = check_choice("sampling scheme", scheme, SCHEMES)
+    R, N = _check_users(global_ranks, n_items)
+    if np.ndim(sample_size) != 0:
+        raise ValueError("sample_size must be a single integer n for the expected sampled rank distribution")
+    n = check_sample_size(sample_size, int(N.min()))
+    return _summed_pmf(R, N, n, scheme, n) / R.size

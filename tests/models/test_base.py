@@ -75,3 +75,18 @@ def test_state_round_trip():
     assert model.state_nbytes() == 5 * 4
     with pytest.raises(ValueError, match="lacks"):
         RowSums().load_state(train, {})
+
+
+def test_score_items_are_the_scores_at_those_items():
+    model = RowSums().fit(sp.random(10, 6, density=0.4, format="csr", rng=3))
+    users = np.array([4, 0, 4, 9])
+    items = np.array([[5, 0, 5], [1, 2, 3], [0, 0, 1], [5, 4, 3]])
+    out = model.score_items(users, items)
+    assert out.dtype == np.float32
+    np.testing.assert_array_equal(out, model.score(users)[np.arange(4)[:, None], items])
+    with pytest.raises(ValueError, match=r"shape \(len\(users\), m\)"):
+        model.score_items(users, items[:3])
+    with pytest.raises(ValueError, match=r"0\.\.5"):
+        model.score_items(users, items + 1)
+    with pytest.raises(ValueError, match="integer"):
+        model.score_items(users, items * 0.5)

@@ -45,6 +45,21 @@ def test_train_writes_ranks_and_record(trained):
         assert record["metrics"][protocol]["recall@10"] == pytest.approx(expected)
 
 
+def test_a_recorded_state_that_is_missing_is_refitted(trained, tmp_path):
+    """model.npz is not committed with the ranks: without it, the model is fitted again."""
+    from itemsampling.commands.train import load_trained
+    from itemsampling.data import load_dataset
+
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    (copy / "train.json").write_text((trained / "saved" / "train.json").read_text())
+    dataset = load_dataset("synthetic")
+    refitted, record = load_trained(copy, dataset)
+    saved, _ = load_trained(trained / "saved", dataset)
+    assert record["state"] == "model.npz"
+    np.testing.assert_array_equal(refitted.score(np.arange(50)), saved.score(np.arange(50)))
+
+
 @pytest.mark.parametrize("variant", ["saved", "refit"])
 def test_full_sample_reproduces_the_global_ranks(trained, tmp_path, variant):
     """With n = N items drawn without replacement, the sampled rank is the global rank."""

@@ -75,3 +75,21 @@ def test_memory_check_for_a_large_catalogue():
 def test_l2_is_validated(bad):
     with pytest.raises(ValueError, match="l2"):
         EASE(l2=bad)
+
+
+def test_score_items_are_bitwise_the_full_scores(planted):
+    """EASE scores chosen items from the training rows only, adding the terms in the order of
+    the full sparse product, so live evaluation sees exactly the scores of the global ranks."""
+    model = EASE(l2=20.0).fit(planted.train)
+    rng = np.random.default_rng(0)
+    users = rng.integers(0, planted.n_users, size=300)
+    users[:3] = np.flatnonzero(np.diff(planted.train.indptr) == np.diff(planted.train.indptr).max())[0]
+    items = rng.integers(0, planted.n_items, size=(300, 37))
+    full = model.score(users)[np.arange(users.size)[:, None], items]
+    np.testing.assert_array_equal(model.score_items(users, items), full)
+    # a user without training items scores 0 everywhere
+    small = EASE(l2=1.0).fit(sp.csr_matrix(np.array([[1, 0, 1, 0], [0, 0, 0, 0], [0, 1, 0, 1]], np.float32)))
+    items = np.array([[0, 3], [1, 1], [2, 0]])
+    np.testing.assert_array_equal(small.score_items([0, 1, 2], items),
+                                  np.take_along_axis(small.score([0, 1, 2]), items, axis=1))
+    assert (small.score_items([1], [[0, 2]]) == 0).all()

@@ -47,17 +47,6 @@ def study(tmp_path_factory):
 # ----------------------------------------------------------------------------- exact curves
 
 
-@pytest.mark.parametrize("scheme", ["binomial", "hypergeometric"])
-def test_expected_sampled_rank_distribution_is_the_mean_of_the_users_kernel_rows(fake_ranks, scheme):
-    frame = fake_ranks(200, 120, 15.0, 3)
-    R, N = frame["rank"].to_numpy(), frame["n_candidates"].to_numpy()
-    want = np.mean([its.rank_kernel(int(n), 12, scheme)[r - 1] for r, n in zip(R, N, strict=True)], axis=0)
-    got = ad.expected_sampled_rank_distribution(R, N, 12, scheme)
-    np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-14)
-    draws = np.concatenate([its.sample_ranks(R, N, 12, rng=i, scheme=scheme) for i in range(300)])
-    np.testing.assert_allclose(np.bincount(draws - 1, minlength=12) / draws.size, got, atol=0.01)
-
-
 def test_cost_curve_runs_from_n0_to_the_smallest_number_of_candidates(fake_ranks):
     frame = fake_ranks(300, 400, 30.0, 1)
     R, N = frame["rank"].to_numpy(), frame["n_candidates"].to_numpy()

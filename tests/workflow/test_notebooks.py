@@ -96,3 +96,12 @@ def test_make_figures_redraws_the_committed_figures_from_the_committed_tables(tm
     for png in pngs:
         committed = REPO / png.relative_to(clone)
         assert (mpimg.imread(png) == mpimg.imread(committed)).all(), png.name
+
+
+def test_every_figure_and_report_table_has_a_caption():
+    captions = REPO / "workflow" / "report"
+    assert (captions / "workflow.rst").is_file() and (captions / "notebook.rst").is_file()
+    for name, spec in NOTEBOOKS.items():
+        assert set(spec.get("report_tables", [])) <= set(spec["tables"]), name
+        for caption in [f["name"] for f in spec["figures"]] + spec.get("report_tables", []):
+            assert (captions / name / f"{caption}.rst").is_file(), (name, caption)

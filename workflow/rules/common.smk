@@ -2,6 +2,7 @@
 # workflow/notebooks.yaml; the protocols from the package (itemsampling.ranks.PROTOCOLS).
 import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -193,6 +194,42 @@ def report_figures(notebook):
 def notebook_parameters(notebook):
     """Papermill parameters of a notebook, as a JSON string (JSON is valid YAML)."""
     return json.dumps(study_notebook_parameters(NOTEBOOKS[notebook]["study"], config, "."), sort_keys=True)
+
+
+def git_commit():
+    """The commit of the repository, marked when the working tree has uncommitted changes."""
+    try:
+        commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True,
+                                text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown (not a git checkout)"
+    return f"{commit} (with uncommitted changes)" if dirty else commit
+
+
+def report_front_page():
+    """What workflow/report/workflow.rst shows: the commit, the notebooks and, for each, its
+    study's parameters as ``key: value`` lines."""
+    parameters = {
+        notebook: [f"{key}: {json.dumps(value)}" for key, value in sorted(study_config(notebook).items())]
+        for notebook in NOTEBOOKS
+    }
+    return {"commit": git_commit(), "notebooks": {nb: spec["title"] for nb, spec in NOTEBOOKS.items()},
+            "parameters": parameters}
+
+
+def report_tables(notebook):
+    """The tables of a notebook, those listed in report_tables wrapped for `snakemake --report`."""
+    shown = NOTEBOOKS[notebook].get("report_tables", [])
+    out = []
+    for name in NOTEBOOKS[notebook]["tables"]:
+        path = table(notebook, name)
+        if name in shown:
+            caption = ROOT / "workflow" / "report" / notebook / f"{name}.rst"
+            path = report(path, caption=str(caption), category=notebook, subcategory="tables")
+        out.append(path)
+    return out
 
 
 def all_targets():

@@ -34,7 +34,8 @@ rule notebook_html:
     input:
         "results/notebooks/{notebook}.ipynb",
     output:
-        "results/notebooks/{notebook}.html",
+        report("results/notebooks/{notebook}.html", caption=str(ROOT / "workflow" / "report" / "notebook.rst"),
+               category="notebooks"),
     log:
         "results/logs/notebooks/{notebook}_html.log",
     params:

@@ -39,7 +39,7 @@ for _notebook, _spec in NOTEBOOKS.items():
             inputs=[ancient(path) for path in study(_notebook).inputs(study_config(_notebook))],
             source=PACKAGE,
         output:
-            notebook_tables(_notebook),
+            report_tables(_notebook),
         log:
             f"results/logs/studies/{_notebook}/tables.log",
         params:

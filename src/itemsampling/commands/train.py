@@ -151,8 +151,8 @@ def run(args: argparse.Namespace) -> int:
 def load_trained(model_dir: str | os.PathLike, dataset, progress: bool | None = None):
     """The model that ``itemsampling train`` fitted, and its ``train.json`` record.
 
-    The saved state is loaded if there is one; otherwise the model is refitted with the
-    recorded hyper-parameters and seed, which gives the same model.
+    The saved state is loaded if there is one (it is not committed with the ranks); otherwise
+    the model is refitted with the recorded hyper-parameters and seed, which gives the same model.
 
     Raises
     ------
@@ -174,7 +174,7 @@ def load_trained(model_dir: str | os.PathLike, dataset, progress: bool | None = 
             f"not for {dataset.name} ({dataset.n_users} users, {dataset.n_items} items)"
         )
     model = model_class(record["model"])(**_constructor_arguments(record))
-    if record.get("state"):
+    if record.get("state") and (model_dir / record["state"]).exists():  # states are not committed
         with np.load(model_dir / record["state"]) as arrays:
             model.load_state(dataset.train, {key: arrays[key] for key in arrays.files})
     else:

@@ -1,7 +1,8 @@
 """Recommenders that produce the scores from which global and sampled ranks are computed.
 
 =================== =======================================================================
-``Recommender``      abstract base: ``fit(train, seed=, progress=)``, ``score(users)``
+``Recommender``      abstract base: ``fit(train, seed=, progress=)``, ``score(users)``,
+                     ``score_items(users, items)``
 ``score_batches``    score many users in batches, with a progress bar
 =================== =======================================================================
 

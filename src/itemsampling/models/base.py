@@ -10,6 +10,9 @@ Subclasses implement
   to ``super().__init__(**hyperparameters)``;
 * ``_fit(train, seed, progress)`` which learns the parameters;
 * ``_score(users)`` which returns the ``(len(users), n_items)`` float32 scores;
+* optionally ``_score_items(users, items)``, the scores of chosen items only, when the model
+  can compute them for less than the whole catalogue (used by live evaluation,
+  :mod:`itemsampling.adaptive_evaluation`);
 * ``state_attributes``: the names of the fitted numpy arrays that :meth:`Recommender.state`
   saves and :meth:`Recommender.load_state` restores (models whose parameters are not plain
   arrays, e.g. torch modules, override ``state`` / ``load_state`` instead).
@@ -185,6 +188,36 @@ class Recommender(ABC):
             )
         return scores
 
+    def score_items(self, users, items) -> np.ndarray:
+        """Scores of chosen items: ``items[b, j]`` for user ``users[b]`` (a live-evaluation scorer).
+
+        The same values as ``score(users)`` at those items. Models that can score single
+        items cheaply override ``_score_items`` (EASE does); the default scores every item
+        and keeps the ones asked for.
+
+        Parameters
+        ----------
+        users : array_like of int
+            ``(B,)`` 0-based user rows of the training matrix.
+        items : array_like of int
+            ``(B, m)`` 0-based item columns, one row per user.
+
+        Returns
+        -------
+        numpy.ndarray
+            float32, shape ``(B, m)``.
+        """
+        self._check_fitted()
+        users = check_users(users, self.n_users)
+        items = np.asarray(items)
+        if items.ndim != 2 or items.shape[0] != users.size or (items.size and not np.issubdtype(items.dtype, np.integer)):
+            raise ValueError(f"items must be an integer array of shape (len(users), m) = ({users.size}, m), "
+                             f"got {items.dtype} of shape {items.shape}")
+        if items.size and (items.min() < 0 or items.max() >= self.n_items):
+            raise ValueError(f"item indices must lie in 0..{self.n_items - 1} (the columns of the training "
+                             f"matrix); got values in {items.min()}..{items.max()}")
+        return np.asarray(self._score_items(users, items.astype(np.int64, copy=False)), dtype=np.float32)
+
     def state(self) -> dict[str, np.ndarray]:
         """The fitted parameters as named numpy arrays (to save with ``numpy.savez``)."""
         self._check_fitted()
@@ -219,6 +252,10 @@ class Recommender(ABC):
     @abstractmethod
     def _score(self, users: np.ndarray) -> np.ndarray:
         """Return ``(len(users), n_items)`` scores of the checked user indices."""
+
+    def _score_items(self, users: np.ndarray, items: np.ndarray) -> np.ndarray:
+        """Return the ``(B, m)`` scores of the checked ``items`` for the checked ``users``."""
+        return np.take_along_axis(self.score(users), items, axis=1)
 
 
 def score_batches(

@@ -6,7 +6,8 @@ study engine (:func:`~itemsampling.studies.engine.repeat_estimates` for fixed sa
 adaptive MLE of eq. 12 / App. G):
 
 * ``blind_spot_sampled_ranks`` (Fig. 1, top): the expected distribution of the sampled rank r_u
-  with n = ``blind_spot_sample_size`` items, (1/M) Σ_u P(r | R_u; N_u, n), exactly;
+  with n = ``blind_spot_sample_size`` items, (1/M) Σ_u P(r | R_u; N_u, n), exactly
+  (:func:`~itemsampling.simulation.expected_sampled_rank_pmf`);
 * ``relative_error_by_k`` (Fig. 1, bottom): the relative error of MLE (fixed n) and of the
   adaptive MLE at every cut-off K, mean and std over the repeats;
 * ``adaptive_sizes``: the average sample set size n_u of adaptive sampling per terminal size
@@ -37,21 +38,21 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .._validation import check_choice, check_positive_integer, check_ranks
+from .._validation import check_choice, check_positive_integer
 from ..estimators import Estimator
 from ..experiments import relative_error, winner_counts
 from ..kernels import KernelCache
-from ..simulation import expected_sampling_cost, sampled_rank_pmf
+from ..simulation import expected_sampled_rank_pmf, expected_sampling_cost
 from .engine import SCHEMES, repeat_adaptive_estimates, repeat_estimates
 from .tables import ranks_path, read_ranks, read_table, table_path
 
 __all__ = [
     "FIXED_SOURCE",
+    "PAPER_DATASETS",
     "adaptive_sizes",
     "chunk_table",
     "chunks",
     "cost_curve",
-    "expected_sampled_rank_distribution",
     "fixed_vs_adaptive",
     "fixed_vs_adaptive_layout",
     "frontier",
@@ -71,6 +72,9 @@ __all__ = [
 
 #: notebook whose tables ``relative_error`` and ``winners`` hold the reused fixed-size runs
 FIXED_SOURCE = "04_estimators"
+#: our stand-ins for the AAAI'23 datasets (its third, ml-20m, has none): the ``paper_dataset`` of
+#: the paper tables ``li2023aaai_adaptive`` and ``li2023aaai_adaptive_winners``
+PAPER_DATASETS = {"pinterest-subset": "pinterest-20", "yelp-diffnet": "yelp"}
 #: columns of ``fixed_vs_adaptive`` (errors as fractions)
 FIXED_VS_ADAPTIVE_COLUMNS = ("dataset", "model", "protocol", "method", "metric", "mean_sample_size", "mean",
                              "std", "repeats")
@@ -193,41 +197,6 @@ def chunk_table(config: Mapping, seed: int, labels: Mapping[str, str], ranks: pd
 
 
 # ----------------------------------------------------------------------------- exact curves
-
-
-def expected_sampled_rank_distribution(global_ranks, n_items, sample_size: int, scheme: str = "binomial") -> np.ndarray:
-    """Expected share of users at each sampled rank, (1/M) Σ_u P(r | R_u; N_u, n), r = 1..n.
-
-    The distribution of r_u that Li et al. (AAAI 2023, Fig. 1, top) plot: with n = 100 most
-    users of a good model sit at r = 1, where the sampled rank says little about R_u (the blind
-    spot). Users with the same N_u share their empirical rank distribution P_N(R), and the result
-    is Σ_N (M_N / M) Σ_R P_N(R) P(r | R; N, n) (the mixture of Jin et al. AAAI 2021 eq. 18).
-
-    Parameters
-    ----------
-    global_ranks : array_like of int
-        1-based global ranks R_u.
-    n_items : int or array_like of int
-        N, or N_u per user.
-    sample_size : int
-        Sample set size n (<= min N_u).
-    scheme : {"binomial", "hypergeometric"}
-        Sampling with or without replacement.
-
-    Returns
-    -------
-    numpy.ndarray
-        Shape ``(n,)``, summing to one.
-    """
-    R = np.asarray(global_ranks)
-    N = np.broadcast_to(np.asarray(n_items), R.shape)
-    R = check_ranks(R, N, name="global_ranks")
-    out = np.zeros(check_positive_integer("sample_size", sample_size))
-    for n_value in np.unique(N).tolist():
-        same = R[N == n_value]
-        p = np.bincount(same - 1, minlength=n_value) / same.size
-        out += same.size * sampled_rank_pmf(p, n_value, sample_size, scheme)
-    return out / R.size
 
 
 def cost_curve(global_ranks, n_items, n0: int, scheme: str = "binomial") -> pd.DataFrame:
@@ -472,7 +441,7 @@ def study_tables(config: Mapping, seed: int, runs: pd.DataFrame, root: str | Pat
     for (dataset, model), frame in ranks.items():
         R, N = frame["rank"].to_numpy(), frame["n_candidates"].to_numpy()
         n = config["blind_spot_sample_size"]
-        pmf = expected_sampled_rank_distribution(R, N, n, draw_scheme)
+        pmf = expected_sampled_rank_pmf(R, N, n, draw_scheme)
         blind.append(pd.DataFrame({"dataset": dataset, "model": model, "sampled_rank": np.arange(1, n + 1),
                                    "probability": pmf}))
         costs.append(cost_curve(R, N, config["n0"], draw_scheme).assign(dataset=dataset, model=model))

@@ -1,18 +1,24 @@
 """Numbers printed in the papers, kept as small CSV files next to this module.
 
 Each file is one table of one paper in long form, with a ``source`` column that names the
-paper (authors, title, venue, DOI) and the table. They are read only to compare our results
+paper (authors, title, venue, DOI) and the table. Li et al.'s datasets keep the paper's names
+(column ``paper_dataset``); :data:`itemsampling.studies.mapping_functions.PAPER_DATASETS`
+says which of ours stands in for each. They are read only to compare our results
 with the papers; nothing is ever tuned to them.
 
-========================================= ===========================================================
-``krichene2020kdd_table1``                 toy example, exact metrics (recommender, metric, k, paper)
-``krichene2020kdd_table2``                 toy example, sampled metrics (paper_mean, paper_std)
-``krichene2020kdd_table3``                 ml-1m, exact / sampled / corrected metrics (paper_percent)
-``krichene2020kdd_table4``                 ml-1m, correct orderings of pairs out of 100 runs (paper_agree)
-``li2023aaai_adaptive``                    Tables 7 and 11: fixed-size estimators against adaptive MLE
-                                           (paper_percent, paper_std_percent, mean_sample_size)
-``li2023aaai_adaptive_winners``            Table 8: correct winners out of 100 repeats (paper_correct)
-========================================= ===========================================================
+============================================ ==================================================================
+``krichene2020kdd_table1``                   toy example, exact metrics (recommender, metric, k, paper)
+``krichene2020kdd_table2``                   toy example, sampled metrics (paper_mean, paper_std)
+``krichene2020kdd_table3``                   ml-1m, exact / sampled / corrected metrics (paper_percent)
+``krichene2020kdd_table4``                   ml-1m, correct orderings of pairs out of 100 runs (paper_agree)
+``li2020kdd_table2``                         Beta@P parameter a per model and dataset (paper_a)
+``li2020kdd_table3``                         SHR@k and HR@f(k) for bound and Beta@0.5 (paper_value)
+``li2020kdd_table5``, ``li2020kdd_table6``   MultiVAE on ml-1m, n = 100 and 1000, three schemes (paper_value)
+``li2020kdd_table7``                         mapping errors (paper_value)
+``li2023aaai_adaptive``                      AAAI'23 Tables 7, 11: fixed-size estimators and adaptive MLE
+                                             (paper_percent, paper_std_percent, mean_sample_size)
+``li2023aaai_adaptive_winners``              AAAI'23 Table 8: correct winners out of 100 repeats (paper_correct)
+============================================ ==================================================================
 """
 
 from __future__ import annotations
