@@ -7,9 +7,11 @@ import pytest
 import itemsampling as its
 from itemsampling.estimators import Estimator
 from itemsampling.studies.engine import (
+    ADAPTIVE_COLUMNS,
     RUN_COLUMNS,
     derive_seed,
     draw_sampled_ranks,
+    repeat_adaptive_estimates,
     repeat_estimates,
 )
 
@@ -107,3 +109,64 @@ def test_timing_adds_the_seconds_of_each_draw_and_changes_nothing_else():
     pd.testing.assert_frame_equal(timed.drop(columns="seconds"), _run(), check_exact=True)
     per_draw = timed.groupby(["scheme", "sample_size", "repeat"])["seconds"]
     assert (per_draw.nunique() == 1).all() and (timed["seconds"] > 0).all()
+
+
+# ----------------------------------------------------------------------------- adaptive sampling
+
+
+def _adaptive(**kwargs):
+    R, N = _ranks()
+    args = dict(targets=TARGETS, n0=10, n_max_values=[40, 160], seed=3, labels=LABELS, repeats=3)
+    args.update(kwargs)
+    return repeat_adaptive_estimates(R, N, **args)
+
+
+def test_adaptive_table_has_its_columns_and_one_row_per_estimate():
+    table = _adaptive()
+    assert tuple(table.columns) == ADAPTIVE_COLUMNS
+    assert len(table) == 2 * 3 * len(TARGETS)
+    assert set(table["estimator"]) == {"adaptive_mle"} and set(table["sample_size"]) == {40, 160}
+    assert table.groupby(["sample_size", "repeat"])["mean_sample_size"].nunique().eq(1).all()
+    assert table.to_csv(index=False) == _adaptive().to_csv(index=False)
+
+
+@pytest.mark.parametrize("scheme", ["binomial", "actual"])
+def test_each_adaptive_estimate_is_the_public_adaptive_mle_on_the_same_draw(scheme):
+    R, N = _ranks()
+    table = _adaptive(scheme=scheme, n_max_values=[160], repeats=2)
+    draw = "hypergeometric" if scheme == "actual" else scheme
+    for repeat in (0, 1):
+        rng = np.random.default_rng(derive_seed(3, "toy", "m", "unseen", scheme, "adaptive", 10, repeat))
+        ranks, sizes = its.adaptive_sample_ranks(R, N, 10, 160, rng=rng, scheme=draw)
+        rows = table[table["repeat"] == repeat]
+        assert rows["mean_sample_size"].iloc[0] == pytest.approx(sizes.mean())
+        for metric, k in TARGETS:
+            one = its.estimate(ranks, N, sizes, "adaptive_mle", metrics=metric, ks=k, scheme="binomial")
+            got = rows[rows["metric"] == metric]["estimate"].item()
+            assert got == pytest.approx(one["estimate"].item(), rel=1e-12, abs=1e-15), metric
+
+
+def test_adaptive_draws_of_two_terminal_sizes_are_the_same_items_cut_at_two_ceilings():
+    R, N = _ranks()
+    for repeat in range(3):
+        seed = derive_seed(3, "toy", "m", "unseen", "binomial", "adaptive", 10, repeat)
+        small = its.adaptive_sample_ranks(R, N, 10, 40, rng=np.random.default_rng(seed))
+        large = its.adaptive_sample_ranks(R, N, 10, 160, rng=np.random.default_rng(seed))
+        below = large[1] <= 40
+        np.testing.assert_array_equal(small[1], np.minimum(large[1], 40))
+        np.testing.assert_array_equal(small[0][below], large[0][below])
+        assert (small[0][~below] == 1).all()  # still first at the lower ceiling
+    alone = _adaptive(n_max_values=[40])
+    both = _adaptive()
+    pd.testing.assert_frame_equal(both[both["sample_size"] == 40].reset_index(drop=True), alone, check_exact=True)
+
+
+def test_adaptive_bad_arguments_are_rejected():
+    with pytest.raises(ValueError, match="labels must name"):
+        _adaptive(labels={"dataset": "toy"})
+    with pytest.raises(ValueError, match="at least one terminal size"):
+        _adaptive(n_max_values=[])
+    with pytest.raises(ValueError, match="n_max = 1000 exceeds"):
+        _adaptive(n_max_values=[1000])
+    with pytest.raises(ValueError, match="must not exceed n_max"):
+        _adaptive(n0=80, n_max_values=[40])

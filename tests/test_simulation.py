@@ -10,6 +10,7 @@ from itemsampling.simulation import (
     adaptive_sample_ranks,
     expected_sampled_metric,
     expected_sampled_rank_pmf,
+    expected_sampling_cost,
     sample_ranks,
     sampled_rank_pmf,
     sampling_cost,
@@ -248,6 +249,58 @@ def test_sampling_cost_rejects_off_ladder_sizes():
         sampling_cost([10, 30, 40])
     with pytest.raises(ValueError, match="r_u = 1 stopped before n_max"):
         sampling_cost([10, 20], ranks=[1, 2])
+
+
+@pytest.mark.parametrize("scheme", SCHEMES)
+def test_expected_sampling_cost_by_hand(scheme):
+    """Two users, N = 10, levels 2, 4, 5: P(r = 1 with n items) written out with math.comb."""
+    from math import comb as choose
+    R, N = np.array([1, 4]), 10
+
+    def first(rank, n):  # P(no item ranked above the target among n - 1 sampled items)
+        if scheme == "binomial":
+            return ((N - rank) / (N - 1)) ** (n - 1)
+        return choose(N - rank, n - 1) / choose(N - 1, n - 1)
+
+    cost = expected_sampling_cost(R, N, 2, 5, scheme)
+    q = np.array([[first(r, n) for n in (2, 4, 5)] for r in R]).sum(axis=0)
+    np.testing.assert_allclose(cost["users_sampled"], [2, q[0], q[1]])
+    np.testing.assert_allclose(cost["resolved"], [2 - q[0], q[0] - q[1], q[1] - q[2]])
+    np.testing.assert_allclose(cost["stopped"], [2 - q[0], q[0] - q[1], q[1]])
+    np.testing.assert_allclose(cost["cost"], [2 * 2 / (2 - q[0]), q[0] * 2 / (q[0] - q[1]), q[1] * 1 / (q[1] - q[2])])
+    assert cost["cumulative_fraction"].iloc[-1] == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("scheme", SCHEMES)
+def test_expected_sampling_cost_matches_monte_carlo_of_algorithm_1(scheme):
+    rng = np.random.default_rng(5)
+    N = rng.integers(1500, 2000, size=2000)
+    R = np.minimum(1 + rng.geometric(1 / 150, size=N.size), N)
+    expected = expected_sampling_cost(R, N, 10, 1000, scheme)
+    draws = [sampling_cost(*adaptive_sample_ranks(R, N, 10, 1000, rng=i, scheme=scheme)[::-1], n0=10, n_max=1000)
+             for i in range(200)]
+    columns = ["users_sampled", "stopped", "resolved"]
+    counts = np.stack([d[columns].to_numpy(dtype=float) for d in draws])
+    se = counts.std(axis=0, ddof=1) / np.sqrt(len(draws))
+    assert np.all(np.abs(counts.mean(axis=0) - expected[columns].to_numpy()) <= 4 * se + 1e-9)
+    sizes = [adaptive_sample_ranks(R, N, 10, 1000, rng=i, scheme=scheme)[1].mean() for i in range(50)]
+    mean_size = float(expected["sample_size"] @ expected["stopped"]) / R.size
+    assert np.mean(sizes) == pytest.approx(mean_size, abs=4 * np.std(sizes, ddof=1) / np.sqrt(50))
+
+
+def test_expected_sampling_cost_extremes():
+    everyone_last = expected_sampling_cost(np.full(5, 100), 100, 4, 64)  # R = N: resolved at once
+    assert everyone_last["stopped"].iloc[0] == 5 and everyone_last["cost"].iloc[0] == pytest.approx(4)
+    assert everyone_last["users_sampled"].iloc[1:].eq(0).all() and everyone_last["cost"].iloc[1:].isna().all()
+    always_first = expected_sampling_cost(np.ones(5, dtype=int), 100, 4, 64)  # R = 1: never resolved
+    assert np.isinf(always_first["cost"]).all() and always_first["stopped"].iloc[-1] == 5
+
+
+def test_expected_sampling_cost_rejects_bad_sizes():
+    with pytest.raises(ValueError, match="smallest number of candidates"):
+        expected_sampling_cost([1, 2], [50, 30], 4, 40)
+    with pytest.raises(ValueError, match="must not exceed"):
+        expected_sampling_cost([1, 2], 50, 8, 4)
 
 
 # ---------------------------------------------------------------------------- expectations

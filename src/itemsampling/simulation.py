@@ -17,6 +17,8 @@ adaptive_sample_ranks
     while the target is still ranked first.
 sampling_cost
     The sampling-cost curve C_j of adaptive sampling (Li et al. AAAI 2023 eq. 13).
+expected_sampling_cost
+    Its expectation for given global ranks: how many users stop at each size, exactly.
 sampled_rank_pmf
     P̃(r) = Σ_R P(R) P(r | R), the distribution of the sampled rank for a rank distribution P(R).
 expected_sampled_metric
@@ -47,6 +49,7 @@ __all__ = [
     "adaptive_sample_ranks",
     "expected_sampled_metric",
     "expected_sampled_rank_pmf",
+    "expected_sampling_cost",
     "sample_ranks",
     "sampled_rank_pmf",
     "sampling_cost",
@@ -298,6 +301,81 @@ def sampling_cost(sizes, ranks=None, n0: int | None = None, n_max: int | None = 
         cost = users_sampled * new_items / denominator.astype(np.float64)
     out["cost"] = np.where(users_sampled == 0, np.nan, cost)
     return pd.DataFrame(out)
+
+
+def expected_sampling_cost(global_ranks, n_items, n0: int, n_max: int, scheme: str = "binomial") -> pd.DataFrame:
+    """Expected sampling-cost curve of adaptive sampling for given global ranks (AAAI'23 eq. 13).
+
+    Algorithm 1 takes user u past size level n_j exactly when its held-out item is still ranked
+    first among the n_j - 1 items sampled so far. These form a uniform sample of n_j - 1 of the
+    other candidates (with or without replacement, whatever the order in which they were drawn),
+    so with q_j(u) = P(r = 1 | R_u; N_u, n_j), the first column of the rank kernel,
+
+        binomial:        q_j(u) = ((N_u - R_u) / (N_u - 1))^(n_j - 1),
+        hypergeometric:  q_j(u) = C(N_u - R_u, n_j - 1) / C(N_u - 1, n_j - 1),
+
+    user u is sampled at level j with probability q_{j-1}(u) (q_{-1} = 1) and resolved there
+    (stops with r_u > 1) with probability q_{j-1}(u) - q_j(u); at the last level every user
+    still sampled stops. The columns of :func:`sampling_cost` are replaced by their expectations
+    over the sampling, and the cost by the ratio of the expectations,
+
+        C_j = E[users sampled at j] (n_j - n_{j-1}) / E[users resolved at j],
+
+    which the cost of one run approaches when there are many users.
+
+    Parameters
+    ----------
+    global_ranks : array_like of int
+        1-based global ranks R_u.
+    n_items : int or array_like of int
+        N, or N_u per user.
+    n0, n_max : int
+        Initial and terminal sample set sizes (1 <= n0 <= n_max <= min N_u); the levels are
+        n0, 2 n0, 4 n0, ..., capped at n_max, as in :func:`adaptive_sample_ranks`.
+    scheme : {"binomial", "hypergeometric"}
+        Sampling with or without replacement.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per level with the columns of :func:`sampling_cost` (``level``,
+        ``sample_size``, ``new_items``, ``users_sampled``, ``stopped``, ``resolved``,
+        ``cumulative_fraction``, ``cost``), the counts being expected numbers of users (floats).
+        The expected average sample set size is ``(sample_size * stopped).sum() / M``.
+    """
+    scheme = check_choice("sampling scheme", scheme, SCHEMES)
+    R, N = _check_users(global_ranks, n_items)
+    n0, n_max = check_positive_integer("n0", n0), check_positive_integer("n_max", n_max)
+    if n0 > n_max:
+        raise ValueError(f"n0 = {n0} must not exceed n_max = {n_max}")
+    if n_max > N.min():
+        raise ValueError(f"n_max = {n_max} exceeds the smallest number of candidates N_u = {int(N.min())}")
+    levels = _size_ladder(n0, n_max)
+    # still_first[j] = Σ_u q_j(u): users with equal (R_u, N_u) share one kernel entry
+    still_first = np.zeros(levels.size)
+    for N_value in np.unique(N):
+        values, counts = np.unique(R[N == N_value], return_counts=True)
+        for j, size in enumerate(levels.tolist()):
+            logq = log_kernel_block(values, [1], int(N_value), size, scheme)[:, 0]
+            still_first[j] += counts @ np.exp(logq)
+    M = R.size
+    users_sampled = np.concatenate(([M], still_first[:-1])).astype(np.float64)
+    resolved = users_sampled - still_first
+    stopped = resolved.copy()
+    stopped[-1] = users_sampled[-1]
+    new_items = np.diff(levels, prepend=0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        cost = users_sampled * new_items / resolved
+    return pd.DataFrame({
+        "level": np.arange(levels.size),
+        "sample_size": levels,
+        "new_items": new_items,
+        "users_sampled": users_sampled,
+        "stopped": stopped,
+        "resolved": resolved,
+        "cumulative_fraction": np.cumsum(stopped) / M,
+        "cost": cost,
+    })
 
 
 def _pmf_from_support(support, weights, n_items: int, sample_size: int, scheme: str,

@@ -27,6 +27,10 @@ prior fitted to the ranks of all repeats at once).
 
 **Cost.** ``timing=True`` adds the wall seconds of each draw (sampling and estimation), which
 vary from run to run: studies report them in their ``*_times`` tables only.
+
+**Adaptive sampling.** :func:`repeat_adaptive_estimates` repeats Algorithm 1 of Li et al.
+(AAAI 2023) and its adaptive MLE in the same way; its table has the columns of
+:data:`ADAPTIVE_COLUMNS`.
 """
 
 from __future__ import annotations
@@ -44,15 +48,17 @@ from ..candidates import DEFAULT_N_GROUPS
 from ..estimators import Estimator, estimate_many
 from ..kernels import KernelCache
 from ..metrics import global_metrics
-from ..simulation import sample_ranks
+from ..simulation import adaptive_sample_ranks, sample_ranks
 
-__all__ = ["LABELS", "RUN_COLUMNS", "SCHEMES", "derive_seed", "draw_sampled_ranks", "exact_values",
-           "repeat_estimates"]
+__all__ = ["ADAPTIVE_COLUMNS", "LABELS", "RUN_COLUMNS", "SCHEMES", "derive_seed", "draw_sampled_ranks",
+           "exact_values", "repeat_adaptive_estimates", "repeat_estimates"]
 
 #: labels that identify the global ranks of one study chunk
 LABELS = ("dataset", "model", "protocol")
 #: columns of the table of :func:`repeat_estimates`
 RUN_COLUMNS = (*LABELS, "scheme", "sample_size", "repeat", "estimator", "metric", "k", "estimate", "exact")
+#: columns of the table of :func:`repeat_adaptive_estimates`
+ADAPTIVE_COLUMNS = (*RUN_COLUMNS, "mean_sample_size")
 #: sampling schemes: how the sampled ranks are drawn and which kernel the estimators use
 SCHEMES = {"binomial": ("binomial", "binomial"), "hypergeometric": ("hypergeometric", "hypergeometric"),
            "actual": ("hypergeometric", "binomial")}
@@ -194,3 +200,72 @@ def repeat_estimates(
     if timing:
         out["seconds"] = np.repeat([b[4] for b in blocks], rows)
     return out
+
+
+def repeat_adaptive_estimates(
+    global_ranks,
+    n_items,
+    *,
+    targets: Sequence[tuple[str, int | None]],
+    n0: int,
+    n_max_values: Iterable[int],
+    seed: int,
+    labels: Mapping[str, str],
+    scheme: str = "binomial",
+    repeats: int = 100,
+    n_groups: int | None = DEFAULT_N_GROUPS,
+    cache: KernelCache | None = None,
+    progress: bool | None = None,
+) -> pd.DataFrame:
+    """Adaptive sampling (Li et al. AAAI 2023, Algorithm 1) and the adaptive MLE, repeated.
+
+    Every draw runs :func:`~itemsampling.simulation.adaptive_sample_ranks` from n_0 items up to
+    a terminal size n_max and estimates every target with ``adaptive_mle`` (eq. 12, App. G), the
+    MLE whose kernel is each user's P(r | R; n_u). The seed of a draw is :func:`derive_seed` of
+    the labels, the scheme, ``"adaptive"``, n_0 and the repeat, not of n_max: the draws of two
+    terminal sizes sample the same items, cut at different ceilings, so a user who stops below
+    both gets the same (r_u, n_u) in both (common random numbers across n_max).
+
+    Parameters
+    ----------
+    global_ranks, n_items, targets, seed, labels, repeats, n_groups, cache, progress
+        As in :func:`repeat_estimates` (repeats 0 .. repeats - 1).
+    n0 : int
+        Initial sample set size n_0 (the paper: 100).
+    n_max_values : iterable of int
+        Terminal sizes n_max, n_0 <= n_max <= min N_u (the paper: 3200).
+    scheme : str
+        A key of :data:`SCHEMES`: how items are drawn and which kernel the estimator assumes.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The columns of :data:`ADAPTIVE_COLUMNS` in the order n_max, repeat, target: ``sample_size``
+        is n_max, ``estimator`` is ``adaptive_mle`` and ``mean_sample_size`` the draw's average
+        n_u (on every row of the draw).
+    """
+    missing = [key for key in LABELS if key not in labels]
+    if missing:
+        raise ValueError(f"labels must name {', '.join(LABELS)}; missing {', '.join(missing)}")
+    draw, kernel = SCHEMES[check_choice("scheme", scheme, SCHEMES)]
+    ceilings = [check_positive_integer("n_max", n) for n in n_max_values]
+    if not ceilings:
+        raise ValueError("n_max_values must name at least one terminal size")
+    check_positive_integer("repeats", repeats)
+    n_users = np.asarray(global_ranks).size
+    R = check_ranks(global_ranks, np.broadcast_to(np.asarray(n_items), (n_users,)), name="global_ranks")
+    targets = [(m, k) for m, k in targets]
+    exact = exact_values(R, n_items, targets)
+    cache = KernelCache() if cache is None else cache
+    key = [str(labels[k]) for k in LABELS]
+    frames = []
+    draws = [(n_max, i) for n_max in ceilings for i in range(repeats)]
+    for n_max, repeat in tqdm(draws, desc=" ".join(key), disable=None if progress is None else not progress):
+        rng = np.random.default_rng(derive_seed(seed, *key, scheme, "adaptive", n0, repeat))
+        sampled, sizes = adaptive_sample_ranks(R, n_items, n0, n_max, rng=rng, scheme=draw)
+        table = estimate_many(sampled, n_items, sizes, [Estimator("adaptive_mle")], targets=targets,
+                              scheme=kernel, n_groups=n_groups, cache=cache, warn=False)
+        frames.append(table.assign(scheme=scheme, sample_size=n_max, repeat=repeat, exact=exact,
+                                   mean_sample_size=sizes.mean()))
+    out = pd.concat(frames, ignore_index=True).assign(**{k: labels[k] for k in LABELS})
+    return out[list(ADAPTIVE_COLUMNS)]

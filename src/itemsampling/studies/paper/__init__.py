@@ -23,6 +23,9 @@ with the papers; nothing is ever tuned to them.
                                              (Tables 6, 9, 10; paper_percent, paper_std_percent)
 ``li2023aaai_winners``                       correct winners out of 100 repeats, n = 500, K = 10, 20
                                              (Table 8, fixed-size part; paper_correct)
+``li2023aaai_adaptive``                      AAAI'23 Tables 7, 11: fixed-size estimators and adaptive MLE
+                                             (paper_percent, paper_std_percent, mean_sample_size)
+``li2023aaai_adaptive_winners``              AAAI'23 Table 8: correct winners out of 100 repeats (paper_correct)
 ============================================ ==================================================================
 
 The AAAI 2021 and 2023 tables carry the paper's dataset name (``paper_dataset``) and ours
