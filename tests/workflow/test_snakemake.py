@@ -13,6 +13,8 @@ import pandas as pd
 import pytest
 import yaml
 
+from itemsampling.commands.study import load_study
+
 REPO = __import__("pathlib").Path(__file__).resolve().parents[2]
 NOTEBOOKS = yaml.safe_load((REPO / "workflow" / "notebooks.yaml").read_text())
 
@@ -106,10 +108,14 @@ def test_smoke_run_writes_every_output_and_reruns_identically(tmp_path):
     expected = [f"results/notebooks/{nb}.{ext}" for nb in NOTEBOOKS for ext in ("ipynb", "html")]
     expected += [f"results/tables/{nb}/{name}.csv" for nb, spec in NOTEBOOKS.items() for name in spec["tables"]]
     expected += ["results/tables/00_data_and_models/datasets.csv"]
-    datasets = ("ml-100k", "synthetic")
+    config = yaml.safe_load((REPO / "config" / "smoke.yaml").read_text())
+
+    def datasets(notebook):  # the datasets of a notebook's per-dataset figures
+        return load_study(NOTEBOOKS[notebook]["study"]).study_config(config)["datasets"]
+
     expected += [f"figures/{nb}/{f['name']}{'_' + d if f.get('per') else ''}.{ext}"
                  for nb, spec in NOTEBOOKS.items() for f in spec["figures"]
-                 for d in (datasets if f.get("per") else ("",)) for ext in ("pdf", "png")]
+                 for d in (datasets(nb) if f.get("per") else ("",)) for ext in ("pdf", "png")]
     missing = [p for p in expected if not (tmp_path / p).exists()]
     assert not missing
     before = _digests(tmp_path)
