@@ -350,6 +350,7 @@ def estimate_many(
     per_user = any(e.method == "adaptive_mle" for e in estimators)
     batch = _Batch.build(sampled_ranks, n_items, sample_size, scheme, n_groups,
                          KernelCache() if cache is None else cache, per_user_sizes=per_user)
+    batch.fit_priors(estimators)
     values = np.vstack([batch.values(e, pairs) for e in estimators])
     outside = (values < -_RANGE_TOL) | (values > 1 + _RANGE_TOL)
     if clip:
@@ -407,6 +408,21 @@ class _Batch:
         n_g = int(self.groups.n_items[g])
         return self.cache.get(("weights", n_g, tuple(pairs)), lambda: _target_weights(pairs, n_g))
 
+    def fit_priors(self, estimators: Sequence[Estimator]) -> None:
+        """Fit the MLE-family P̂(R) that ``estimators`` need, all together
+        (:func:`~itemsampling.distributions.em_estimates`: one kernel, one pass per EM step)."""
+        wanted = {}
+        for est in map(_prior_estimator, estimators):
+            if est is not None and est.method in distributions.EM_METHODS and (
+                    np.ndim(self.sizes) == 0 or est.method == "adaptive_mle"):
+                wanted.setdefault((est.method, _freeze(est.options)), est)
+        todo = {key: est for key, est in wanted.items() if key not in self._fits}
+        if todo:
+            fits = distributions.em_estimates(
+                self.ranks, self.n_items, self.sizes, [(e.method, e.options) for e in todo.values()],
+                scheme=self.scheme, n_groups=self.n_groups, cache=self.cache)
+            self._fits.update(zip(todo, fits, strict=True))
+
     def _prior(self, est: Estimator) -> np.ndarray:
         """The fitted P̂(R) of a direct method, once per call for the same options."""
         key = (est.method, _freeze(est.options))
@@ -427,14 +443,14 @@ class _Batch:
         """The BV or MN operator of group g, with the prior the method names, and its cache key
         (None when the prior was fitted to this call's ranks)."""
         family, _, prior_method = est.method.partition("_")
-        opts = dict(est.options)
         n_g, n = int(self.groups.n_items[g]), self.sizes
         if prior_method:
-            own = set(_OPTIONS[prior_method])
-            prior_est = Estimator(prior_method, {k: opts.pop(k) for k in list(opts) if k in own})
+            prior_est = _prior_estimator(est)
+            opts = {k: v for k, v in est.options.items() if k not in prior_est.options}
             prior = _restrict(self._prior(prior_est), n_g)
             key = None  # a data-dependent prior: built for this call only
         else:
+            opts = dict(est.options)
             prior = self._given_prior(opts.pop("prior", None), g)
             key = (family, n_g, n, self.scheme, _freeze(opts), _digest(prior))
         if family == "mn":
@@ -536,6 +552,18 @@ def _warn_impossible(values, outside, labels, pairs) -> None:
         "mn and their variants) can do this by construction, mostly with few users or an unsuitable "
         "prior. Pass clip=True to clip to [0, 1], or prefer a rank-distribution method (mle, mes).",
         ImpossibleEstimateWarning, stacklevel=3)
+
+
+def _prior_estimator(est: Estimator) -> Estimator | None:
+    """The direct fit of P̂(R) that ``est`` uses: itself for ``mle`` ... ``adaptive_mle``, the
+    prior of ``bv_mle`` ... ``mn_mes`` (with the options that belong to it), else None."""
+    if est.method in _DIRECT:
+        return est
+    family, _, prior_method = est.method.partition("_")
+    if family not in ("bv", "mn") or not prior_method:
+        return None
+    own = set(_OPTIONS[prior_method])
+    return Estimator(prior_method, {k: v for k, v in est.options.items() if k in own})
 
 
 def _split_common(opts: dict) -> tuple[str, int | None, dict]:
