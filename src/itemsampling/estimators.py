@@ -76,6 +76,7 @@ from ._validation import (
 )
 from .candidates import DEFAULT_N_GROUPS, CandidateGroups
 from .corrections import LinearCorrection
+from .em import BandedKernel
 from .kernels import SCHEMES, KernelCache
 from .metrics import canonical_metric, rank_weight
 
@@ -449,10 +450,12 @@ class _Batch:
             opts = {k: v for k, v in est.options.items() if k not in prior_est.options}
             prior = _restrict(self._prior(prior_est), n_g)
             key = None  # a data-dependent prior: built for this call only
+            gram_key = ("gram", prior_est.method, _freeze(prior_est.options), g)
         else:
             opts = dict(est.options)
             prior = self._given_prior(opts.pop("prior", None), g)
             key = (family, n_g, n, self.scheme, _freeze(opts), _digest(prior))
+            gram_key = None
         if family == "mn":
             users = int(self.groups.n_users[g])
             if "n_users" in opts:  # the given M, shared out in proportion to the groups' users
@@ -464,10 +467,15 @@ class _Batch:
 
         def build():
             kernel = self.cache.kernel(n_g, n, self.scheme)
+            gram = self._gram(g, prior, gram_key)
             if family == "bv":
-                return corrections.bv_operator(n_g, n, scheme=self.scheme, prior=prior, kernel=kernel, **opts)
+                return corrections.bv_operator(n_g, n, scheme=self.scheme, prior=prior, kernel=kernel, gram=gram,
+                                               **opts)
             users = opts.pop("n_users")
-            return corrections.mn_operator(n_g, n, users, scheme=self.scheme, prior=prior, kernel=kernel, **opts)
+            spread = self.cache.get(("spread", n_g, n, self.scheme),
+                                    lambda: corrections.variance_gram(kernel, banded=self._banded(g)))
+            return corrections.mn_operator(n_g, n, users, scheme=self.scheme, prior=prior, kernel=kernel, gram=gram,
+                                           spread=spread, **opts)
 
         if key is None:
             memo = ("operator", est.method, _freeze(est.options), g)
@@ -476,8 +484,30 @@ class _Batch:
             return self._fits[memo], None
         return self.cache.get(("operator", *key), build), key
 
+    def _banded(self, g: int) -> BandedKernel:
+        """The rank kernel of group g, banded (for the Gram matrices of BV and MN)."""
+        n_g, n = int(self.groups.n_items[g]), self.sizes
+        return self.cache.get(("banded", n_g, n, self.scheme),
+                              lambda: BandedKernel(self.cache.kernel(n_g, n, self.scheme)))
+
+    def _gram(self, g: int, prior: np.ndarray | None, memo: tuple | None) -> np.ndarray:
+        """Kᵀ diag(prior) K of group g, shared by the BV and MN operators with the same prior:
+        ``memo`` names a prior fitted in this call, None a fixed one (uniform if None)."""
+        n_g, n = int(self.groups.n_items[g]), self.sizes
+        p = np.full(n_g, 1.0 / n_g) if prior is None else prior
+
+        def build():
+            return corrections.weighted_gram(self.cache.kernel(n_g, n, self.scheme), p, banded=self._banded(g))
+
+        if memo is None:
+            return self.cache.get(("gram", n_g, n, self.scheme, _digest(prior)), build)
+        if memo not in self._fits:
+            self._fits[memo] = build()
+        return self._fits[memo]
+
     def _correction(self, est: Estimator, g: int, pairs) -> np.ndarray:
-        """M̂ of group g for every (metric, K), shape (n, m)."""
+        """M̂ of group g for every (metric, K), shape (n, m), of a correction that does not
+        depend on the sampled ranks (cached)."""
         n_g, n, method = int(self.groups.n_items[g]), self.sizes, est.method
         targets = tuple(pairs)
         if method == "sampled":
@@ -492,8 +522,6 @@ class _Batch:
                 lambda: corrections.cls(self._weights(g, pairs), n_g, n, prior=prior, scheme=self.scheme,
                                         kernel=self.cache.kernel(n_g, n, self.scheme)))
         operator, key = self._operator(est, g)
-        if key is None:
-            return operator.apply(self._weights(g, pairs))
         return self.cache.get(("applied", *key, targets), lambda: operator.apply(self._weights(g, pairs)))
 
     # -------------------------------------------------------------- results
@@ -507,7 +535,11 @@ class _Batch:
             raise ValueError(f"method {est.method!r} needs one sample_size for all users; per-user "
                              "sample sizes are supported by method 'adaptive_mle' only")
         counts = self._counts()
-        total = sum(counts[g] @ self._correction(est, g, pairs) for g in range(self.groups.n_groups))
+        if _prior_estimator(est) is None:
+            total = sum(counts[g] @ self._correction(est, g, pairs) for g in range(self.groups.n_groups))
+        else:  # an operator built for these ranks: Σ_r c(r) M̂(r) with one solve per group
+            total = sum(self._operator(est, g)[0].estimate(counts[g], self._weights(g, pairs))
+                        for g in range(self.groups.n_groups))
         return total / self.ranks.size
 
     def _mean_weights(self, pairs) -> np.ndarray:
