@@ -6,8 +6,8 @@ import pytest
 from scipy.stats import binom, hypergeom
 
 import itemsampling as its
-from itemsampling.candidates import CandidateGroups, item_groups
-from itemsampling.distributions import log_likelihood
+from itemsampling.candidates import GROUP_TOLERANCE, CandidateGroups, item_groups
+from itemsampling.distributions import _pooled_observations, log_likelihood
 from itemsampling.estimators import METHODS, Estimator, estimate_many
 from itemsampling.kernels import KernelCache
 
@@ -111,6 +111,42 @@ def test_mes_uses_the_user_averaged_kernel():
     problem = cp.Problem(cp.Minimize(objective - 0.01 * cp.sum(cp.entr(pi))), [pi >= 0, cp.sum(pi) == 1])
     problem.solve(solver="CLARABEL")
     np.testing.assert_allclose(ours, pi.value, atol=1e-6)
+
+
+def test_pooled_kernel_from_the_cache_is_the_user_weighted_sum_of_the_groups_kernels():
+    rng = np.random.default_rng(6)
+    n_items = rng.choice([40, 50, 60], size=400)
+    sampled = rng.integers(1, 9, size=400)
+    distinct = np.unique(sampled)
+    expected = sum((n_items == n).mean() * np.pad(its.rank_kernel(int(n), 8), ((0, 60 - n), (0, 0)))
+                   for n in (40, 50, 60))[:, distinct - 1]
+    cache = KernelCache()
+    for _ in range(2):  # built, then taken from the cache
+        pooled, p_tilde = _pooled_observations(sampled, n_items, 8, "binomial", None, cache)
+        np.testing.assert_allclose(pooled, expected, rtol=1e-14, atol=1e-300)
+    np.testing.assert_allclose(p_tilde, np.bincount(sampled)[distinct] / 400)
+
+
+def _rms(n_items, index, group_n):
+    return np.sqrt(np.mean(np.log(n_items / group_n[index]) ** 2))
+
+
+def test_indistinguishable_candidate_counts_share_fewer_groups():
+    rng = np.random.default_rng(7)
+    narrow = 35_000 - rng.geometric(0.01, size=5_000)  # N_u within ~1 %: one kernel fits all
+    index, group_n = item_groups(narrow, 20)
+    assert group_n.size == 1 and _rms(narrow, index, group_n) <= GROUP_TOLERANCE
+    assert group_n[0] == round(narrow.mean())
+    wide = 3_706 - rng.geometric(0.01, size=5_000)  # N_u spread over ~20 %: the full 20 groups
+    index, group_n = item_groups(wide, 20)
+    assert group_n.size == 20 and _rms(wide, index, group_n) > GROUP_TOLERANCE
+    edges = np.unique(np.quantile(wide, np.linspace(0, 1, 21)[1:-1], method="lower"))
+    np.testing.assert_array_equal(index, np.searchsorted(edges, wide, side="left"))
+    middle = 20_000 - rng.geometric(0.003, size=5_000)  # in between: the fewest groups that meet the tolerance
+    index, group_n = item_groups(middle, 20)
+    assert 1 < group_n.size < 20 and _rms(middle, index, group_n) <= GROUP_TOLERANCE
+    fewer = item_groups(middle, group_n.size - 1)
+    assert _rms(middle, *fewer) > GROUP_TOLERANCE
 
 
 def test_true_candidates_recover_the_metric_better_than_one_common_n():

@@ -167,10 +167,23 @@ def _pooled_observations(sampled_ranks, n_items, sample_size, scheme, n_groups=D
     n = int(sizes[0])
     if groups.n_groups == 1:
         return _columns(cache, groups.max_items, n, distinct, scheme), counts / ranks.size
-    pooled = np.zeros((groups.max_items, distinct.size))
-    for n_g, share in zip(groups.n_items.tolist(), groups.fractions, strict=True):
-        pooled[:n_g] += share * _columns(cache, n_g, n, distinct, scheme)
-    return pooled, counts / ranks.size
+    return _pooled_columns(cache, groups, n, distinct, scheme), counts / ranks.size
+
+
+def _pooled_columns(cache, groups: CandidateGroups, n: int, ranks, scheme: str) -> np.ndarray:
+    """Columns of K̄ at ``ranks``: from the whole K̄, computed once per grouping and n in the
+    cache when it fits there (the same sums, entry by entry), else column by column."""
+
+    def pool(columns, width):
+        out = np.zeros((groups.max_items, width))
+        for n_g, share in zip(groups.n_items.tolist(), groups.fractions, strict=True):
+            out[:n_g] += share * columns(n_g)
+        return out
+
+    if cache is None or groups.max_items * n * 8 > cache.max_bytes:
+        return pool(lambda n_g: _columns(cache, n_g, n, ranks, scheme), len(ranks))
+    key = ("pooled", tuple(groups.n_items.tolist()), tuple(groups.n_users.tolist()), n, scheme)
+    return cache.get(key, lambda: pool(lambda n_g: cache.kernel(n_g, n, scheme), n))[:, np.asarray(ranks) - 1]
 
 
 def _check_em_options(max_iter, tol) -> None:

@@ -61,7 +61,7 @@ BAND_CUTOFF = 1e-20
 #: still in the core's cache when the second product of an EM step reads it)
 PANEL_ENTRIES = 2**16
 #: largest drift of the band (in columns) across the rows of one panel
-PANEL_DRIFT = 4
+PANEL_DRIFT = 16
 
 
 def _row_bands(block: np.ndarray, cutoff: float) -> tuple[np.ndarray, np.ndarray]:
