@@ -132,30 +132,32 @@ def _columns(cache, n_items, sample_size, ranks, scheme):
 
 def _observations(sampled_ranks, n_items, sample_sizes, scheme, n_groups=DEFAULT_N_GROUPS,
                   per_user_sizes=False, cache=None) -> _Observations:
-    """Validate the input and group the users by (candidate group, n_u, r_u).
+    """Validate the input and group the users by (kernel N_g, n_u, r_u).
 
-    One block of kernel columns is computed per distinct (group, sample size), only for the
-    ranks observed in it, so the cost is independent of the number of users.
+    One block of kernel columns is computed per distinct (N_g, sample size), only for the ranks
+    observed in it, so the cost is independent of the number of users (users of groups with the
+    same N_g have the same kernel, and their likelihood terms are merged exactly).
     """
     scheme = check_choice("sampling scheme", scheme, SCHEMES)
     ranks, sizes, groups = _validated(sampled_ranks, n_items, sample_sizes, n_groups, per_user_sizes)
-    # one integer per (group, n, r), ordered by group, then n, then r
+    # one integer per (kernel, n, r), ordered by kernel (N_g), then n, then r
     base = int(sizes.max()) + 1
-    codes, counts = np.unique((groups.index * base + sizes) * base + ranks, return_counts=True)
+    codes, counts = np.unique((groups.kernel_index * base + sizes) * base + ranks, return_counts=True)
     keys = np.stack([codes // (base * base), codes // base % base, codes % base], axis=1)
     # each (group, n) block is contiguous
     starts = np.flatnonzero(np.r_[True, np.any(keys[1:, :2] != keys[:-1, :2], axis=1)])
     blocks = []
     for start, stop in zip(starts, np.r_[starts[1:], keys.shape[0]], strict=True):
         g, n = int(keys[start, 0]), int(keys[start, 1])
-        blocks.append((int(start), _columns(cache, int(groups.n_items[g]), n, keys[start:stop, 2], scheme)))
+        blocks.append((int(start), _columns(cache, int(groups.kernel_items[g]), n, keys[start:stop, 2], scheme)))
     kernel = BandedKernel.from_blocks(blocks, groups.max_items, keys.shape[0])
     return _Observations(kernel, counts, keys[:, 2], groups)
 
 
 def _pooled_observations(sampled_ranks, n_items, sample_size, scheme, n_groups=DEFAULT_N_GROUPS,
                          cache=None):
-    """The user-averaged kernel K̄(r, R) = Σ_g (M_g/M) P(r | R; n, N_g) at the observed ranks.
+    """The user-averaged kernel K̄(r, R) = Σ_g (M_g/M) P(r | R; n, N_g) at the observed ranks
+    (one term per distinct N_g).
 
     Returns its ``(max N_g, d)`` columns at the d distinct sampled ranks and their empirical
     probabilities P̃(r): Σ_R π_R K̄(r, R) is the expected sampled rank distribution of all the
@@ -165,7 +167,7 @@ def _pooled_observations(sampled_ranks, n_items, sample_size, scheme, n_groups=D
     ranks, sizes, groups = _validated(sampled_ranks, n_items, sample_size, n_groups, False)
     distinct, counts = np.unique(ranks, return_counts=True)
     n = int(sizes[0])
-    if groups.n_groups == 1:
+    if groups.kernel_items.size == 1:
         return _columns(cache, groups.max_items, n, distinct, scheme), counts / ranks.size
     return _pooled_columns(cache, groups, n, distinct, scheme), counts / ranks.size
 
@@ -176,13 +178,13 @@ def _pooled_columns(cache, groups: CandidateGroups, n: int, ranks, scheme: str) 
 
     def pool(columns, width):
         out = np.zeros((groups.max_items, width))
-        for n_g, share in zip(groups.n_items.tolist(), groups.fractions, strict=True):
+        for n_g, share in zip(groups.kernel_items.tolist(), groups.kernel_fractions, strict=True):
             out[:n_g] += share * columns(n_g)
         return out
 
     if cache is None or groups.max_items * n * 8 > cache.max_bytes:
         return pool(lambda n_g: _columns(cache, n_g, n, ranks, scheme), len(ranks))
-    key = ("pooled", tuple(groups.n_items.tolist()), tuple(groups.n_users.tolist()), n, scheme)
+    key = ("pooled", tuple(groups.kernel_items.tolist()), tuple(groups.kernel_users.tolist()), n, scheme)
     return cache.get(key, lambda: pool(lambda n_g: cache.kernel(n_g, n, scheme), n))[:, np.asarray(ranks) - 1]
 
 

@@ -450,7 +450,7 @@ class _Batch:
             opts = {k: v for k, v in est.options.items() if k not in prior_est.options}
             prior = _restrict(self._prior(prior_est), n_g)
             key = None  # a data-dependent prior: built for this call only
-            gram_key = ("gram", prior_est.method, _freeze(prior_est.options), g)
+            gram_key = ("gram", prior_est.method, _freeze(prior_est.options), n_g)
         else:
             opts = dict(est.options)
             prior = self._given_prior(opts.pop("prior", None), g)
@@ -471,14 +471,13 @@ class _Batch:
             if family == "bv":
                 return corrections.bv_operator(n_g, n, scheme=self.scheme, prior=prior, kernel=kernel, gram=gram,
                                                **opts)
-            users = opts.pop("n_users")
             spread = self.cache.get(("spread", n_g, n, self.scheme),
                                     lambda: corrections.variance_gram(kernel, banded=self._banded(g)))
-            return corrections.mn_operator(n_g, n, users, scheme=self.scheme, prior=prior, kernel=kernel, gram=gram,
-                                           spread=spread, **opts)
+            return corrections.mn_operator(n_g, n, scheme=self.scheme, prior=prior, kernel=kernel, gram=gram,
+                                           spread=spread, **opts)  # opts holds n_users
 
-        if key is None:
-            memo = ("operator", est.method, _freeze(est.options), g)
+        if key is None:  # one per call and distinct N_g (and M_g for MN)
+            memo = ("operator", est.method, _freeze(est.options), n_g, opts.get("n_users"))
             if memo not in self._fits:
                 self._fits[memo] = build()
             return self._fits[memo], None
@@ -491,8 +490,8 @@ class _Batch:
                               lambda: BandedKernel(self.cache.kernel(n_g, n, self.scheme)))
 
     def _gram(self, g: int, prior: np.ndarray | None, memo: tuple | None) -> np.ndarray:
-        """Kᵀ diag(prior) K of group g, shared by the BV and MN operators with the same prior:
-        ``memo`` names a prior fitted in this call, None a fixed one (uniform if None)."""
+        """Kᵀ diag(prior) K of group g, shared by the BV and MN operators with the same prior and
+        N_g: ``memo`` names a prior fitted in this call, None a fixed one (uniform if None)."""
         n_g, n = int(self.groups.n_items[g]), self.sizes
         p = np.full(n_g, 1.0 / n_g) if prior is None else prior
 
