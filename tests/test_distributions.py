@@ -16,7 +16,7 @@ from itemsampling.distributions import (
     wmle_weights,
 )
 from itemsampling.em import BandedKernel, EMProblem, em_mixture_weights, em_mixture_weights_many
-from itemsampling.kernels import kernel_columns
+from itemsampling.kernels import KernelCache, kernel_columns
 from itemsampling.metrics import metric_weights
 
 METRIC_GRID = [(m, k) for m in ("recall", "ndcg", "ap") for k in (5, 10, 20, 50)]
@@ -177,6 +177,27 @@ def test_em_stops_on_the_relative_tolerance(small_data):
     assert np.all(gains[:-1] > 1e-8 * np.abs(res.log_likelihood[1:-1]))
 
 
+@pytest.mark.parametrize("scheme", ["binomial", "hypergeometric"])
+def test_selected_columns_of_the_banded_kernel_are_the_columns(scheme):
+    N, n = 20_000, 300
+    cache = KernelCache()
+    full = cache.banded(N, n, scheme)
+    assert len(full.panels) > 1  # banded in panels, not dense
+    ranks = np.unique(np.random.default_rng(5).integers(1, n + 1, size=150))
+    part = cache.observed(N, n, ranks, scheme)
+    assert cache.observed(N, n, ranks.copy(), scheme) is part  # shared by the estimators of one call
+    K = cache.kernel(N, n, scheme)[:, ranks - 1]
+    assert part.shape == K.shape and part.stored_entries < 0.6 * K.size
+    rng = np.random.default_rng(6)
+    v, x = rng.random(K.shape[1]), rng.random(N)
+    np.testing.assert_allclose(part.matvec(v), K @ v, rtol=1e-14)
+    np.testing.assert_allclose(part.rmatvec(x), K.T @ x, rtol=1e-14, atol=1e-300)
+    np.testing.assert_allclose(part.gram_upper(x), np.triu(K.T @ (x[:, None] * K)), rtol=1e-12,
+                               atol=1e-14 * K.max())
+    with pytest.raises(ValueError, match="single column block"):
+        _grouped_kernel(rng)[0].select_columns([0, 1])
+
+
 def _grouped_kernel(rng, N=3_000, heights=(3_000, 2_000, 2_500), sizes=(50, 400, 1_000)):
     """A kernel of three candidate groups, large enough to be stored in banded panels."""
     blocks = [kernel_columns(h, n, np.unique(rng.integers(1, n + 1, size=n // 2)))
@@ -216,6 +237,21 @@ def test_em_runs_advanced_together_equal_each_run_alone():
         assert res.n_iter == alone.n_iter and res.converged == alone.converged
         np.testing.assert_array_equal(res.weights, alone.weights)
         np.testing.assert_array_equal(res.log_likelihood, alone.log_likelihood)
+
+
+def test_mle_and_mes_from_the_cached_band_equal_the_dense_computation():
+    rng = np.random.default_rng(4)
+    N, n = 20_000, 300
+    sampled = 1 + rng.binomial(n - 1, rng.random(5_000) ** 4)
+    cache = KernelCache()
+    banded = mle(sampled, N, n, cache=cache, max_iter=40, tol=0)
+    distinct, counts = np.unique(sampled, return_counts=True)
+    K = kernel_columns(N, n, distinct)
+    pi = np.full(N, 1.0 / N)
+    for _ in range(40):  # eq. 21 with dense products
+        pi = pi * (K @ (counts / counts.sum() / (K.T @ pi)))
+    np.testing.assert_allclose(banded, pi, rtol=1e-9, atol=1e-300)
+    np.testing.assert_allclose(mes(sampled, N, n, cache=cache), mes(sampled, N, n), rtol=1e-8, atol=1e-300)
 
 
 def test_em_estimates_equal_each_function_alone():

@@ -146,6 +146,9 @@ def _observations(sampled_ranks, n_items, sample_sizes, scheme, n_groups=DEFAULT
     keys = np.stack([codes // (base * base), codes // base % base, codes % base], axis=1)
     # each (group, n) block is contiguous
     starts = np.flatnonzero(np.r_[True, np.any(keys[1:, :2] != keys[:-1, :2], axis=1)])
+    if starts.size == 1:  # one kernel and one n: the columns of the ranks observed
+        kernel = _banded_columns(cache, groups.max_items, int(keys[0, 1]), keys[:, 2], scheme)
+        return _Observations(kernel, counts, keys[:, 2], groups)
     blocks = []
     for start, stop in zip(starts, np.r_[starts[1:], keys.shape[0]], strict=True):
         g, n = int(keys[start, 0]), int(keys[start, 1])
@@ -154,22 +157,35 @@ def _observations(sampled_ranks, n_items, sample_sizes, scheme, n_groups=DEFAULT
     return _Observations(kernel, counts, keys[:, 2], groups)
 
 
+def _banded_columns(cache, n_items: int, sample_size: int, ranks, scheme: str) -> BandedKernel:
+    """The banded kernel columns at the sorted distinct ``ranks``: from the cache (shared by the
+    estimators of the same ranks) when the kernel fits there, else computed."""
+    if cache is None or not cache.fits(n_items, sample_size):
+        return BandedKernel(_columns(cache, n_items, sample_size, ranks, scheme))
+    return cache.observed(n_items, sample_size, ranks, scheme)
+
+
 def _pooled_observations(sampled_ranks, n_items, sample_size, scheme, n_groups=DEFAULT_N_GROUPS,
-                         cache=None):
+                         cache=None, banded=False):
     """The user-averaged kernel K̄(r, R) = Σ_g (M_g/M) P(r | R; n, N_g) at the observed ranks
     (one term per distinct N_g).
 
-    Returns its ``(max N_g, d)`` columns at the d distinct sampled ranks and their empirical
-    probabilities P̃(r): Σ_R π_R K̄(r, R) is the expected sampled rank distribution of all the
-    users together (with one N, K̄ is the ordinary kernel).
+    Returns its ``(max N_g, d)`` columns at the d distinct sampled ranks (a
+    :class:`~itemsampling.em.BandedKernel` with ``banded``) and their empirical probabilities
+    P̃(r): Σ_R π_R K̄(r, R) is the expected sampled rank distribution of all the users together
+    (with one N, K̄ is the ordinary kernel).
     """
     scheme = check_choice("sampling scheme", scheme, SCHEMES)
     ranks, sizes, groups = _validated(sampled_ranks, n_items, sample_size, n_groups, False)
     distinct, counts = np.unique(ranks, return_counts=True)
     n = int(sizes[0])
+    p_tilde = counts / ranks.size
+    if groups.kernel_items.size == 1 and banded:
+        return _banded_columns(cache, groups.max_items, n, distinct, scheme), p_tilde
     if groups.kernel_items.size == 1:
-        return _columns(cache, groups.max_items, n, distinct, scheme), counts / ranks.size
-    return _pooled_columns(cache, groups, n, distinct, scheme), counts / ranks.size
+        return _columns(cache, groups.max_items, n, distinct, scheme), p_tilde
+    pooled = _pooled_columns(cache, groups, n, distinct, scheme)
+    return (BandedKernel(pooled) if banded else pooled), p_tilde
 
 
 def _pooled_columns(cache, groups: CandidateGroups, n: int, ranks, scheme: str) -> np.ndarray:
@@ -475,7 +491,8 @@ def mes(
     check_positive_integer("max_iter", max_iter)
     eta_scale = check_choice("eta_scale", eta_scale, ETA_SCALES)
     _check_positive("eta", eta)
-    kernel, p_tilde = _pooled_observations(sampled_ranks, n_items, sample_size, scheme, n_groups, cache)
+    kernel, p_tilde = _pooled_observations(sampled_ranks, n_items, sample_size, scheme, n_groups, cache,
+                                           banded=True)
     eta = _effective_eta(eta, eta_scale, sample_size)
     return solve_mes(kernel, p_tilde, eta, tol=tol, max_iter=max_iter).weights
 

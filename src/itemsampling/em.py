@@ -157,6 +157,24 @@ class BandedKernel:
                 cols = np.concatenate([np.arange(first + lo, first + hi) for first, _, lo, hi in pieces])
                 self.panels.append((r0, r1, cols, tile))
 
+    def select_columns(self, columns) -> BandedKernel:
+        """The kernel restricted to ``columns`` (sorted distinct 0-based indices), banded as this one.
+
+        Only the stored band is read: each panel keeps its entries in the selected columns, so
+        an entry is kept when it was kept here (above the cutoff relative to the maximum of its
+        row over all the columns, not only the selected ones; the difference is below the cutoff).
+        """
+        if self.n_groups != 1:
+            raise ValueError("select_columns needs a kernel banded as a single column block")
+        cols = np.asarray(columns, dtype=np.int64)
+        out = BandedKernel.__new__(BandedKernel)
+        out.shape, out.n_groups, out.panels = (self.shape[0], cols.size), 1, []
+        for r0, r1, span, tile in self.panels:
+            j0, j1 = np.searchsorted(cols, [span.start, span.stop])
+            if j1 > j0:
+                out.panels.append((r0, r1, slice(int(j0), int(j1)), tile[:, cols[j0:j1] - span.start]))
+        return out
+
     @property
     def stored_entries(self) -> int:
         """Number of entries kept in the panels."""

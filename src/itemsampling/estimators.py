@@ -485,9 +485,7 @@ class _Batch:
 
     def _banded(self, g: int) -> BandedKernel:
         """The rank kernel of group g, banded (for the Gram matrices of BV and MN)."""
-        n_g, n = int(self.groups.n_items[g]), self.sizes
-        return self.cache.get(("banded", n_g, n, self.scheme),
-                              lambda: BandedKernel(self.cache.kernel(n_g, n, self.scheme)))
+        return self.cache.banded(int(self.groups.n_items[g]), self.sizes, self.scheme)
 
     def _gram(self, g: int, prior: np.ndarray | None, memo: tuple | None) -> np.ndarray:
         """Kᵀ diag(prior) K of group g, shared by the BV and MN operators with the same prior and
