@@ -237,7 +237,8 @@ def estimate(
 
     **Per-user candidates.** Under the ``unseen`` protocol user u is ranked among its own
     N_u candidates; pass them as an array ``n_items``. Users are then grouped by N_u (at most
-    ``n_groups`` quantile groups, default 20, each with the rounded mean N_g of its users;
+    ``n_groups`` quantile groups, default 20, each with the rounded mean N_g of its users, or
+    all with the mean N of all users when every N_u is within 0.5 % of it;
     :mod:`itemsampling.candidates`): the rank-distribution methods use each group's kernel
     P(r | R; n, N_g) (zero for R > N_g) in one likelihood (MES: the user-averaged kernel),
     and the corrections (rank estimate, CLS, BV, MN) are computed per group and averaged with
