@@ -267,6 +267,8 @@ def test_em_estimates_equal_each_function_alone():
         em_estimates(sampled, n_items, 200, [("mle", {"eta": 1.0})])
     with pytest.raises(ValueError, match="unknown MLE-family method"):
         em_estimates(sampled, n_items, 200, [("mes", {})])
+    with pytest.raises(ValueError, match="at least one"):
+        em_estimates(sampled, n_items, 200, [])
 
 
 # ---------------------------------------------------------------- optimality (KKT) of the MLE

@@ -245,6 +245,8 @@ def em_estimates(sampled_ranks, n_items, sample_sizes, fits, *, scheme: str = "b
         The estimates P̂(R), one per fit.
     """
     fits = [(check_choice("MLE-family method", method, EM_METHODS), dict(options)) for method, options in fits]
+    if not fits:
+        raise ValueError("fits must name at least one (method, options) pair")
     for method, options in fits:
         unknown = sorted(set(options) - set(_EM_OPTIONS[method]))
         if unknown:
