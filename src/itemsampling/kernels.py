@@ -215,6 +215,7 @@ class KernelCache:
         self.max_bytes = int(max_bytes)
         self._entries: OrderedDict = OrderedDict()  # key -> (value, bytes)
         self._total = 0
+        self._observed: tuple | None = None  # (key, value) of the last call of observed()
 
     def get(self, key, build):
         """The cached value of ``key``, or ``build()`` (stored if it fits in the budget)."""
@@ -244,11 +245,14 @@ class KernelCache:
 
     def observed(self, n_items: int, sample_size: int, sampled_ranks, scheme: str = "binomial") -> BandedKernel:
         """The banded columns P(r | R) at the sorted distinct ``sampled_ranks``, taken from
-        :meth:`banded` (:meth:`~itemsampling.em.BandedKernel.select_columns`) and kept, so that
-        the estimators of one call on the same ranks (MLE, WMLE, MES) share them."""
+        :meth:`banded` (:meth:`~itemsampling.em.BandedKernel.select_columns`). The last result
+        is kept (outside the budget, until a call with other ranks), so that the estimators of
+        one call on the same ranks (MLE, WMLE, MES) share it."""
         ranks = np.asarray(sampled_ranks, dtype=np.int64)
-        key = ("observed", int(n_items), int(sample_size), scheme, hashlib.sha1(ranks.tobytes()).hexdigest())
-        return self.get(key, lambda: self.banded(n_items, sample_size, scheme).select_columns(ranks - 1))
+        key = (int(n_items), int(sample_size), scheme, hashlib.sha1(ranks.tobytes()).hexdigest())
+        if self._observed is None or self._observed[0] != key:
+            self._observed = (key, self.banded(n_items, sample_size, scheme).select_columns(ranks - 1))
+        return self._observed[1]
 
     def fits(self, n_items: int, sample_size: int) -> bool:
         """Whether the full ``(N, n)`` float64 kernel fits in the budget (else columns are
@@ -269,5 +273,5 @@ def _nbytes(value) -> int:
     if isinstance(value, (tuple, list)):
         return sum(_nbytes(v) for v in value)
     if isinstance(value, BandedKernel):
-        return sum(tile.nbytes for *_, tile in value.panels)
+        return value.stored_entries * 8
     return int(getattr(value, "nbytes", 0))
