@@ -97,7 +97,10 @@ def main(argv=None) -> None:
           f"ratios are |change| / sampling SD (max over draws and targets); load {os.getloadavg()[0]:.2f}")
     table = pd.concat([compare(d, args.model, args.sample_size, args.draws, args.exact_draws, args.seed)
                        for d in args.datasets])
-    print(table.to_markdown(index=False, floatfmt=".2g"))
+    print("| " + " | ".join(table.columns) + " |")
+    print("|" + "---|" * table.shape[1])
+    for row in table.itertuples(index=False):
+        print("| " + " | ".join(v if isinstance(v, str) else f"{v:.2g}" for v in row) + " |")
 
 
 if __name__ == "__main__":
