@@ -19,7 +19,7 @@ two matrix–vector products of size N x d. EM never decreases ℓ, and its fixe
 Row R of a rank kernel is a distribution over r (binomial or hypergeometric) concentrated
 around its mean, so :class:`BandedKernel` keeps only the band of entries above 1e-20 of their
 row maximum, in panels of consecutive rows small enough to stay in the processor's cache: one EM
-step reads each panel once from memory for both products (:meth:`BandedKernel.em_step`), and
+step reads each panel once from memory for both products (:meth:`BandedKernel.em_steps`), and
 :func:`em_mixture_weights_many` advances several EM runs on the same kernel (e.g. MLE and WMLE of
 the same sampled ranks) panel by panel, each run with exactly the arithmetic of its own
 :func:`em_mixture_weights` (kernels of at most 2^20 entries stay dense: one BLAS product is faster

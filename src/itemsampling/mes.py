@@ -21,7 +21,7 @@ of the returned objective value. In the scaled variable ν = λ / (2√p) the du
 2I + (1/η) Bᵀ(diag π − ππᵀ)B with B = K diag(2√p), whose eigenvalues lie in [2, 2 + 1/η], so
 damped Newton (Cholesky of a d x d matrix, Armijo backtracking) converges globally and
 quadratically near the optimum. Products with K use its band (:class:`~itemsampling.em.BandedKernel`,
-entries above 1e-20 of their row maximum), and the Hessian is accumulated tile by tile with
+entries above 1e-20 of their row maximum), and the Hessian is accumulated panel by panel with
 symmetric rank-k updates, so a step costs far less than the dense N x d² product.
 """
 
