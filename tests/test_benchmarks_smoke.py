@@ -115,3 +115,29 @@ def test_live_adaptive_benchmark_quick_run():
     for metric in ("recall@10", "ndcg@10"):
         exact, estimate = (float(rows[metric][c].split()[0]) for c in ("full ranking", "live adaptive"))
         assert 0 < exact <= 1 and 0 <= estimate <= 1
+
+
+STUDY = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_study.py"
+GROUPS = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_groups.py"
+
+
+@pytest.mark.slow
+def test_study_benchmark_quick_run_prints_one_timed_configuration():
+    done = subprocess.run([sys.executable, str(STUDY), "--quick"], capture_output=True, text=True, timeout=600,
+                          check=False)
+    assert done.returncode == 0, done.stderr
+    (row,) = parse_table(done.stdout)
+    assert row["dataset"] == "ml-1m" and row["n"] == "100" and row["kernels"] == "20"
+    assert float(row["per_draw_s"].split()[0]) > 0 and float(row["study_min"]) > 0
+    assert "# projected CPU minutes" in done.stdout
+
+
+@pytest.mark.slow
+def test_groups_benchmark_reports_changes_far_below_the_noise():
+    done = subprocess.run([sys.executable, str(GROUPS), "--datasets", "pinterest-subset", "--draws", "3"],
+                          capture_output=True, text=True, timeout=600, check=False)
+    assert done.returncode == 0, done.stderr
+    rows = parse_table(done.stdout)
+    assert {r["estimator"] for r in rows} >= {"mle", "mes", "bv_mle", "mn_mes"}
+    for r in rows:
+        assert float(r["shared_vs_groups"]) < 0.2, r  # a small fraction of the sampling noise

@@ -6,8 +6,8 @@ import pytest
 from scipy.stats import binom, hypergeom
 
 import itemsampling as its
-from itemsampling.candidates import CandidateGroups, item_groups
-from itemsampling.distributions import log_likelihood
+from itemsampling.candidates import GROUP_TOLERANCE, CandidateGroups, item_groups
+from itemsampling.distributions import _pooled_observations, log_likelihood
 from itemsampling.estimators import METHODS, Estimator, estimate_many
 from itemsampling.kernels import KernelCache
 
@@ -111,6 +111,63 @@ def test_mes_uses_the_user_averaged_kernel():
     problem = cp.Problem(cp.Minimize(objective - 0.01 * cp.sum(cp.entr(pi))), [pi >= 0, cp.sum(pi) == 1])
     problem.solve(solver="CLARABEL")
     np.testing.assert_allclose(ours, pi.value, atol=1e-6)
+
+
+def test_pooled_kernel_from_the_cache_is_the_user_weighted_sum_of_the_groups_kernels():
+    rng = np.random.default_rng(6)
+    n_items = rng.choice([40, 50, 60], size=400)
+    sampled = rng.integers(1, 9, size=400)
+    distinct = np.unique(sampled)
+    expected = sum((n_items == n).mean() * np.pad(its.rank_kernel(int(n), 8), ((0, 60 - n), (0, 0)))
+                   for n in (40, 50, 60))[:, distinct - 1]
+    cache = KernelCache()
+    for _ in range(2):  # built, then taken from the cache
+        pooled, p_tilde = _pooled_observations(sampled, n_items, 8, "binomial", None, cache)
+        np.testing.assert_allclose(pooled, expected, rtol=1e-14, atol=1e-300)
+    np.testing.assert_allclose(p_tilde, np.bincount(sampled)[distinct] / 400)
+
+
+def _rms(n_items, index, group_n):
+    return np.sqrt(np.mean(np.log(n_items / group_n[index]) ** 2))
+
+
+def test_indistinguishable_candidate_counts_share_one_kernel():
+    rng = np.random.default_rng(7)
+    narrow = 35_000 - rng.geometric(0.01, size=5_000)  # N_u within ~1 %: one kernel fits all
+    index, group_n = item_groups(narrow, 20)
+    assert group_n.size == 20 and np.all(group_n == round(narrow.mean()))  # the groups stay
+    assert _rms(narrow, index, group_n) <= GROUP_TOLERANCE
+    groups = CandidateGroups.build(narrow, narrow.size, 20)
+    np.testing.assert_array_equal(groups.kernel_items, [round(narrow.mean())])
+    assert groups.kernel_users.tolist() == [5_000] and np.all(groups.kernel_index == 0)
+    wide = 3_706 - rng.geometric(0.01, size=5_000)  # N_u spread over ~20 %: one kernel per group
+    index, group_n = item_groups(wide, 20)
+    edges = np.unique(np.quantile(wide, np.linspace(0, 1, 21)[1:-1], method="lower"))
+    np.testing.assert_array_equal(index, np.searchsorted(edges, wide, side="left"))
+    np.testing.assert_array_equal(group_n, [round(wide[index == g].mean()) for g in range(20)])
+    assert _rms(wide, np.zeros_like(wide), np.array([round(wide.mean())])) > GROUP_TOLERANCE
+    exact_index, exact_n = item_groups(narrow, None)  # exact groups are never merged
+    np.testing.assert_array_equal(exact_n[exact_index], narrow)
+
+
+@pytest.mark.parametrize("method", ["mle", "wmle", "mes", "cls", "bv", "bv_mle", "mn_mes", "rank_estimate"])
+def test_one_shared_kernel_gives_the_estimates_of_that_n_for_every_user(method):
+    rng = np.random.default_rng(8)
+    n_items = 2_000 - rng.integers(0, 15, size=3_000)  # rms of ln(N_u / N) ~ 0.2 %: one kernel
+    sampled = its.sample_ranks(np.minimum(rng.integers(1, 400, size=3_000), n_items), n_items, 30, rng=rng)
+    groups = CandidateGroups.build(n_items, n_items.size)
+    assert groups.n_groups > 1 and groups.kernel_items.size == 1
+    common = int(groups.kernel_items[0])
+    ours = its.estimate(sampled, n_items, 30, method, ks=[1, 10, 50])["estimate"].to_numpy()
+    if method.startswith("mn"):  # MN keeps each group's number of users as its M
+        prior = its.rank_distribution(sampled, common, 30, method.split("_")[1])
+        parts = [share * its.estimate(sampled[groups.members(g)], common, 30, "mn", ks=[1, 10, 50],
+                                      prior=prior)["estimate"].to_numpy()
+                 for g, share in enumerate(groups.fractions)]
+        np.testing.assert_allclose(ours, np.sum(parts, axis=0), rtol=1e-9, atol=1e-12)
+    else:
+        one = its.estimate(sampled, common, 30, method, ks=[1, 10, 50])["estimate"].to_numpy()
+        np.testing.assert_allclose(ours, one, rtol=1e-9, atol=1e-12)
 
 
 def test_true_candidates_recover_the_metric_better_than_one_common_n():

@@ -162,6 +162,47 @@ def test_rank_distribution_view_eq15(make):
     np.testing.assert_allclose(np.cumsum(p_hat)[:30], recall_hat, atol=1e-12)
 
 
+@pytest.mark.parametrize(("n_items", "sample_size"), [(300, 20), (12_000, 150)])  # dense; banded panels
+@pytest.mark.parametrize("scheme", SCHEMES)
+def test_grams_are_the_dense_products(n_items, sample_size, scheme):
+    K = rank_kernel(n_items, sample_size, scheme)
+    w = np.random.default_rng(3).dirichlet(np.full(n_items, 0.3))  # many tiny weights
+    dense = K.T @ (w[:, None] * K)
+    np.testing.assert_allclose(C.weighted_gram(K, w), dense, rtol=1e-12, atol=1e-15 * dense.max())
+    spread = np.diag(K.sum(axis=0)) - K.T @ K
+    np.testing.assert_allclose(C.variance_gram(K), spread, rtol=1e-12, atol=1e-13 * np.abs(spread).max())
+
+
+def test_operators_with_given_grams_and_the_plain_normal_equations():
+    n_items, n, users = 12_000, 150, 400  # a kernel large enough to be banded in panels
+    K = rank_kernel(n_items, n)
+    p = np.random.default_rng(4).dirichlet(np.ones(n_items))
+    targets = _all_targets(n_items)
+    rhs = K[:50].T @ (p[:50, None] * targets)
+    gram = K.T @ (p[:, None] * K)
+    plain_bv = np.linalg.solve(0.9 * gram + 0.1 * np.diag(K.T @ p), rhs)
+    plain_mn = np.linalg.solve(gram - K.T @ K / users + np.diag(K.sum(axis=0)) / users, rhs)
+    bv = C.bv_operator(n_items, n, gamma=0.1, prior=p, kernel=K)
+    mn = C.mn_operator(n_items, n, users, prior=p, kernel=K)
+    np.testing.assert_allclose(bv.apply(targets), plain_bv, rtol=1e-7, atol=1e-10)
+    np.testing.assert_allclose(mn.apply(targets), plain_mn, rtol=1e-7, atol=1e-10)
+    shared = C.weighted_gram(K, p)
+    given_bv = C.bv_operator(n_items, n, gamma=0.1, prior=p, kernel=K, gram=shared)
+    given_mn = C.mn_operator(n_items, n, users, prior=p, kernel=K, gram=shared, spread=C.variance_gram(K))
+    np.testing.assert_array_equal(given_bv.apply(targets), bv.apply(targets))
+    np.testing.assert_array_equal(given_mn.apply(targets), mn.apply(targets))
+
+
+@pytest.mark.parametrize("make", [lambda: C.bv_operator(500, 40, gamma=0.01),
+                                  lambda: C.mn_operator(500, 40, 200)])
+def test_estimate_with_one_solve_equals_the_average_correction(make):
+    op = make()
+    counts = np.random.default_rng(5).integers(0, 30, size=40).astype(float)
+    targets = _all_targets(500)
+    np.testing.assert_allclose(op.estimate(counts, targets), counts @ op.apply(targets), rtol=1e-10, atol=1e-12)
+    assert op.estimate(counts, targets[:, 3]) == pytest.approx(counts @ op.apply(targets[:, 3]), rel=1e-10)
+
+
 def test_sampled_rank_distribution_counts():
     np.testing.assert_allclose(C.sampled_rank_distribution([1, 1, 3, 2], 4), [0.5, 0.25, 0.25, 0.0])
 
@@ -221,6 +262,10 @@ def test_truncated_weights_give_the_same_cls():
         (lambda: C.rank_estimate(np.ones(50), 50, 1), "sample_size >= 2"),
         (lambda: C.bv_operator(50, 5).rank_distribution(np.ones(4) / 4), r"shape \(5,\)"),
         (lambda: C.sampled_rank_distribution([0, 1], 5), "1..n"),
+        (lambda: C.bv_operator(50, 5, gram=np.eye(4)), r"gram must have shape \(n, n\) = \(5, 5\)"),
+        (lambda: C.mn_operator(50, 5, 10, spread=np.eye(6)), r"spread must have shape"),
+        (lambda: C.weighted_gram(np.ones((5, 2)), -np.ones(5)), "non-negative"),
+        (lambda: C.bv_operator(50, 5).estimate(np.ones(4), np.ones(3)), r"shape \(5,\)"),
     ],
 )
 def test_bad_input_is_rejected(call, match):

@@ -7,6 +7,7 @@ from scipy import stats
 
 from itemsampling.distributions import (
     adaptive_mle,
+    em_estimates,
     log_likelihood,
     mes,
     mle,
@@ -14,8 +15,8 @@ from itemsampling.distributions import (
     weighted_mle,
     wmle_weights,
 )
-from itemsampling.em import BandedKernel, em_mixture_weights
-from itemsampling.kernels import kernel_columns
+from itemsampling.em import BandedKernel, EMProblem, em_mixture_weights, em_mixture_weights_many
+from itemsampling.kernels import KernelCache, kernel_columns
 from itemsampling.metrics import metric_weights
 
 METRIC_GRID = [(m, k) for m in ("recall", "ndcg", "ap") for k in (5, 10, 20, 50)]
@@ -123,11 +124,16 @@ def test_banded_kernel_products_match_dense(scheme):
     for first, block in zip(bounds, blocks, strict=False):
         K[: block.shape[0], first : first + block.shape[1]] = block
     banded = BandedKernel.from_blocks(list(zip(bounds.tolist(), blocks, strict=False)), N, K.shape[1])
-    stored = sum(tile.size for *_, tile in banded.tiles)
-    assert stored < 0.5 * K.size  # the band is a small part of the matrix
+    assert banded.stored_entries < 0.5 * K.size  # the band is a small part of the matrix
+    assert len(banded.panels) > 1 and any(isinstance(cols, np.ndarray) for _, _, cols, _ in banded.panels)
     v, x = rng.random(K.shape[1]), rng.random(N)
     np.testing.assert_allclose(banded.matvec(v), K @ v, rtol=1e-14)
     np.testing.assert_allclose(banded.rmatvec(x), K.T @ x, rtol=1e-14, atol=1e-300)
+    # the fused EM step: π' = π ⊙ (K w) and Kᵀπ', for two runs at once
+    pis, ws = [x, rng.random(N)], [v, rng.random(K.shape[1])]
+    for (new, q), pi, w in zip(banded.em_steps(pis, ws), pis, ws, strict=True):
+        np.testing.assert_allclose(new, pi * (K @ w), rtol=1e-14)
+        np.testing.assert_allclose(q, K.T @ new, rtol=1e-13, atol=1e-300)
     one = BandedKernel(blocks[1])
     upper = np.triu_indices(blocks[1].shape[1])
     x1 = x[: blocks[1].shape[0]]
@@ -169,6 +175,100 @@ def test_em_stops_on_the_relative_tolerance(small_data):
     gains = np.diff(res.log_likelihood)
     assert gains[-1] <= 1e-8 * abs(res.log_likelihood[-1])
     assert np.all(gains[:-1] > 1e-8 * np.abs(res.log_likelihood[1:-1]))
+
+
+@pytest.mark.parametrize("scheme", ["binomial", "hypergeometric"])
+def test_selected_columns_of_the_banded_kernel_are_the_columns(scheme):
+    N, n = 20_000, 300
+    cache = KernelCache()
+    full = cache.banded(N, n, scheme)
+    assert len(full.panels) > 1  # banded in panels, not dense
+    ranks = np.unique(np.random.default_rng(5).integers(1, n + 1, size=150))
+    part = cache.observed(N, n, ranks, scheme)
+    assert cache.observed(N, n, ranks.copy(), scheme) is part  # shared by the estimators of one call
+    K = cache.kernel(N, n, scheme)[:, ranks - 1]
+    assert part.shape == K.shape and part.stored_entries < 0.6 * K.size
+    rng = np.random.default_rng(6)
+    v, x = rng.random(K.shape[1]), rng.random(N)
+    np.testing.assert_allclose(part.matvec(v), K @ v, rtol=1e-14)
+    np.testing.assert_allclose(part.rmatvec(x), K.T @ x, rtol=1e-14, atol=1e-300)
+    np.testing.assert_allclose(part.gram_upper(x), np.triu(K.T @ (x[:, None] * K)), rtol=1e-12,
+                               atol=1e-14 * K.max())
+    with pytest.raises(ValueError, match="single column block"):
+        _grouped_kernel(rng)[0].select_columns([0, 1])
+
+
+def _grouped_kernel(rng, N=3_000, heights=(3_000, 2_000, 2_500), sizes=(50, 400, 1_000)):
+    """A kernel of three candidate groups, large enough to be stored in banded panels."""
+    blocks = [kernel_columns(h, n, np.unique(rng.integers(1, n + 1, size=n // 2)))
+              for h, n in zip(heights, sizes, strict=True)]
+    bounds = np.cumsum([0] + [b.shape[1] for b in blocks])
+    K = np.zeros((N, bounds[-1]))
+    for first, block in zip(bounds, blocks, strict=False):
+        K[: block.shape[0], first : first + block.shape[1]] = block
+    return BandedKernel.from_blocks(list(zip(bounds.tolist(), blocks, strict=False)), N, K.shape[1]), K
+
+
+def test_banded_em_is_the_plain_em_iteration():
+    rng = np.random.default_rng(1)
+    banded, K = _grouped_kernel(rng)
+    assert K.size > 2**20 and len(banded.panels) > 1  # the panel path, not the dense one
+    c = rng.integers(1, 50, size=K.shape[1]).astype(float)
+    pi = np.full(K.shape[0], 1.0 / K.shape[0])
+    for _ in range(30):  # eq. 21 with dense products
+        pi = pi * (K @ (c / c.sum() / (K.T @ pi)))
+    res = em_mixture_weights(banded, c, max_iter=30, tol=0)
+    np.testing.assert_allclose(res.weights, pi, rtol=1e-10, atol=1e-300)
+    assert np.all(np.diff(res.log_likelihood) >= -1e-12 * np.abs(res.log_likelihood[1:]))
+
+
+def test_em_runs_advanced_together_equal_each_run_alone():
+    rng = np.random.default_rng(2)
+    banded, K = _grouped_kernel(rng)
+    c = rng.integers(1, 50, size=K.shape[1]).astype(float)
+    init = rng.random(K.shape[0])
+    problems = [EMProblem(c), EMProblem(c / np.arange(1, c.size + 1), max_iter=7),
+                EMProblem(c, max_iter=10_000, tol=1e-6, init=init / init.sum())]
+    together = em_mixture_weights_many(banded, problems)
+    assert together[2].converged and 7 < together[2].n_iter < 10_000  # stops on its own rule
+    for problem, res in zip(problems, together, strict=True):
+        alone = em_mixture_weights(banded, problem.obs_weights, max_iter=problem.max_iter, tol=problem.tol,
+                                   init=problem.init)
+        assert res.n_iter == alone.n_iter and res.converged == alone.converged
+        np.testing.assert_array_equal(res.weights, alone.weights)
+        np.testing.assert_array_equal(res.log_likelihood, alone.log_likelihood)
+
+
+def test_mle_and_mes_from_the_cached_band_equal_the_dense_computation():
+    rng = np.random.default_rng(4)
+    N, n = 20_000, 300
+    sampled = 1 + rng.binomial(n - 1, rng.random(5_000) ** 4)
+    cache = KernelCache()
+    banded = mle(sampled, N, n, cache=cache, max_iter=40, tol=0)
+    distinct, counts = np.unique(sampled, return_counts=True)
+    K = kernel_columns(N, n, distinct)
+    pi = np.full(N, 1.0 / N)
+    for _ in range(40):  # eq. 21 with dense products
+        pi = pi * (K @ (counts / counts.sum() / (K.T @ pi)))
+    np.testing.assert_allclose(banded, pi, rtol=1e-9, atol=1e-300)
+    np.testing.assert_allclose(mes(sampled, N, n, cache=cache), mes(sampled, N, n), rtol=1e-8, atol=1e-300)
+
+
+def test_em_estimates_equal_each_function_alone():
+    rng = np.random.default_rng(3)
+    n_items = 2_000 - rng.integers(0, 300, size=4_000)
+    sampled = 1 + rng.binomial(199, rng.random(4_000) ** 3)
+    fits = [("mle", {}), ("wmle", {"weight": "ap", "c": 5.0}), ("mle", {"max_iter": 20})]
+    together = em_estimates(sampled, n_items, 200, fits, n_groups=3)
+    np.testing.assert_array_equal(together[0], mle(sampled, n_items, 200, n_groups=3))
+    np.testing.assert_array_equal(together[1], weighted_mle(sampled, n_items, 200, weight="ap", c=5.0, n_groups=3))
+    np.testing.assert_array_equal(together[2], mle(sampled, n_items, 200, n_groups=3, max_iter=20))
+    with pytest.raises(ValueError, match=r"unknown option.*'eta'"):
+        em_estimates(sampled, n_items, 200, [("mle", {"eta": 1.0})])
+    with pytest.raises(ValueError, match="unknown MLE-family method"):
+        em_estimates(sampled, n_items, 200, [("mes", {})])
+    with pytest.raises(ValueError, match="at least one"):
+        em_estimates(sampled, n_items, 200, [])
 
 
 # ---------------------------------------------------------------- optimality (KKT) of the MLE

@@ -8,6 +8,17 @@ into at most ``n_groups`` contiguous quantile groups of N_u, and every group use
 mean N_u of its users. Users with equal N_u always share a group, so one N for everybody (the
 ``all`` protocol, or a scalar ``n_items``) is one exact group, and ``n_groups=None`` gives one
 exact group per distinct N_u.
+
+**One kernel where the groups' kernels are indistinguishable.** Every kernel computation is
+repeated per distinct N_g, yet on data sets whose N_u all lie within about 1 % of each other
+(many items, few training items per user) the groups' kernels differ by less than the grouping
+error itself. When the root-mean-square of ln(N_u / N̄) over the users is at most
+:data:`GROUP_TOLERANCE` (0.5 %), with N̄ the rounded mean of all N_u, every group therefore uses
+N̄. The groups themselves are kept: MN still takes each group's number of users as its M, and
+the corrections are still averaged with the groups' user shares (which, with one kernel, gives
+the correction of all the users together). Users with equal N_u are unaffected (one exact group),
+and so is ``n_groups=None``. ``benchmarks/bench_groups.py`` measures the change of the estimates
+on the study's data sets.
 """
 
 from __future__ import annotations
@@ -18,10 +29,12 @@ import numpy as np
 
 from ._validation import check_n_items, check_positive_integer
 
-__all__ = ["DEFAULT_N_GROUPS", "CandidateGroups", "item_groups"]
+__all__ = ["DEFAULT_N_GROUPS", "GROUP_TOLERANCE", "CandidateGroups", "item_groups"]
 
 #: groups of users by N_u used by default (as in Krichene & Rendle's real-data study)
 DEFAULT_N_GROUPS = 20
+#: all groups use the mean N when the root-mean-square of ln(N_u / N) over the users is at most this
+GROUP_TOLERANCE = 5e-3
 
 
 def item_groups(n_items, n_groups: int | None = DEFAULT_N_GROUPS) -> tuple[np.ndarray, np.ndarray]:
@@ -40,7 +53,9 @@ def item_groups(n_items, n_groups: int | None = DEFAULT_N_GROUPS) -> tuple[np.nd
     group : numpy.ndarray
         int64 group index of each user; users with equal N_u share a group.
     group_n_items : numpy.ndarray
-        int64 rounded mean N_u of each group, increasing.
+        int64 rounded mean N_u of each group, increasing; with ``n_groups`` given, all equal to
+        the rounded mean of all N_u when that is within :data:`GROUP_TOLERANCE` of them (see
+        the module docstring).
     """
     N = np.asarray(n_items, dtype=np.int64)
     if n_groups is None:
@@ -50,8 +65,11 @@ def item_groups(n_items, n_groups: int | None = DEFAULT_N_GROUPS) -> tuple[np.nd
     edges = np.unique(np.quantile(N, np.linspace(0, 1, n_groups + 1)[1:-1], method="lower"))
     group = np.searchsorted(edges, N, side="left")
     _, group = np.unique(group, return_inverse=True)  # drop empty groups
-    sums = np.bincount(group, weights=N)
     counts = np.bincount(group)
+    common = np.rint(N.mean())
+    if np.sqrt(np.mean(np.log(N / common) ** 2)) <= GROUP_TOLERANCE:
+        return group.astype(np.int64), np.full(counts.size, common, dtype=np.int64)
+    sums = np.bincount(group, weights=N)
     return group.astype(np.int64), np.rint(sums / counts).astype(np.int64)
 
 
@@ -64,7 +82,8 @@ class CandidateGroups:
     index : numpy.ndarray
         ``(M,)`` group of each user.
     n_items : numpy.ndarray
-        ``(G,)`` number of candidates N_g of each group (increasing).
+        ``(G,)`` number of candidates N_g of each group (non-decreasing; equal for all groups
+        when one kernel serves them, see the module docstring).
     n_users : numpy.ndarray
         ``(G,)`` number of users M_g of each group.
     """
@@ -117,3 +136,23 @@ class CandidateGroups:
     def members(self, g: int) -> np.ndarray:
         """Boolean mask of the users of group ``g``."""
         return self.index == g
+
+    @property
+    def kernel_items(self) -> np.ndarray:
+        """The distinct N_g (increasing): one rank kernel each."""
+        return np.unique(self.n_items)
+
+    @property
+    def kernel_index(self) -> np.ndarray:
+        """``(M,)`` position in :attr:`kernel_items` of each user's N_g."""
+        return np.searchsorted(self.kernel_items, self.n_items)[self.index]
+
+    @property
+    def kernel_users(self) -> np.ndarray:
+        """Number of users whose group has each N_g of :attr:`kernel_items`."""
+        return np.bincount(np.searchsorted(self.kernel_items, self.n_items), weights=self.n_users).astype(np.int64)
+
+    @property
+    def kernel_fractions(self) -> np.ndarray:
+        """Share of the users whose group has each N_g of :attr:`kernel_items`."""
+        return self.kernel_users / self.n_users.sum()

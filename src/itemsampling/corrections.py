@@ -36,6 +36,7 @@ from scipy.optimize import nnls
 
 from . import kernels
 from ._validation import check_distribution, check_n_items, check_ranks, check_sample_size
+from .em import BandedKernel
 from .kernels import rank_kernel
 from .metrics import rank_weight
 
@@ -47,6 +48,8 @@ __all__ = [
     "rank_estimate",
     "sampled",
     "sampled_rank_distribution",
+    "variance_gram",
+    "weighted_gram",
 ]
 
 
@@ -244,6 +247,33 @@ class LinearCorrection:
         out = cho_solve(self.factor, rhs, check_finite=False)
         return out[:, 0] if np.ndim(weights) == 1 else out
 
+    def estimate(self, sampled_distribution, weights) -> np.ndarray:
+        """The estimated metrics Σ_r P̃(r) M̂(r) for one or many target columns, with one solve.
+
+        Equal to ``sampled_distribution @ apply(weights)``, computed as
+        ``(G⁻¹ P̃)ᵀ Kᵀ D M`` (G is symmetric): one triangular solve for all the columns instead
+        of one per column, and only the rows R = 1..L of the kernel.
+
+        Parameters
+        ----------
+        sampled_distribution : array_like of shape (n,)
+            P̃(r), or any weights of the sampled ranks (e.g. user counts: the result is linear
+            in them).
+        weights : array_like, shape (L,) or (L, m)
+            Target metric weights M(R) for R = 1..L (zero beyond L), L <= N.
+
+        Returns
+        -------
+        float or numpy.ndarray
+            One estimate per target column (shape ``(m,)``; a float for 1-d ``weights``).
+        """
+        pt = self._sampled(sampled_distribution)
+        _, _, w = _check_problem(self.n_items, self.sample_size, weights)
+        top = w.shape[0]
+        solved = cho_solve(self.factor, pt, check_finite=False)
+        out = (self.prior[:top] * (self.kernel[:top] @ solved)) @ w
+        return float(out[0]) if np.ndim(weights) == 1 else out
+
     def matrix(self) -> np.ndarray:
         """The operator W = G⁻¹ Kᵀ diag(p) as a dense ``(n, N)`` array (for inspection)."""
         return cho_solve(self.factor, (self.kernel * self.prior[:, None]).T, check_finite=False)
@@ -266,17 +296,21 @@ class LinearCorrection:
         numpy.ndarray
             Shape ``(N,)``.
         """
+        pt = self._sampled(sampled_distribution)
+        return self.prior * (self.kernel @ cho_solve(self.factor, pt, check_finite=False))
+
+    def _sampled(self, sampled_distribution) -> np.ndarray:
         pt = np.asarray(sampled_distribution, dtype=np.float64)
         if pt.shape != (self.sample_size,):
             raise ValueError(
                 f"sampled_distribution must have shape ({self.sample_size},), one entry per "
                 f"sampled rank, got {pt.shape}"
             )
-        return self.prior * (self.kernel @ cho_solve(self.factor, pt, check_finite=False))
+        return pt
 
 
 def bv_operator(n_items: int, sample_size: int, *, gamma: float = 0.01, prior=None,
-                scheme: str = "binomial", kernel=None) -> LinearCorrection:
+                scheme: str = "binomial", kernel=None, gram=None) -> LinearCorrection:
     """Bias-variance trade-off correction (Krichene & Rendle, KDD 2020, eq. 24-26).
 
     Minimises ``Σ_R p(R) [(E[M̂(r) | R] - M(R))² + γ Var[M̂(r) | R]]``, whose normal equations
@@ -298,6 +332,9 @@ def bv_operator(n_items: int, sample_size: int, *, gamma: float = 0.01, prior=No
     kernel : numpy.ndarray, optional
         The ``(N, n)`` rank kernel of ``scheme``, when already computed (e.g. from
         :class:`itemsampling.kernels.KernelCache`); computed here otherwise.
+    gram : numpy.ndarray, optional
+        ``Kᵀ D K`` (:func:`weighted_gram` of the kernel and the prior), when already computed
+        (e.g. shared with :func:`mn_operator` for the same prior).
 
     Returns
     -------
@@ -309,13 +346,14 @@ def bv_operator(n_items: int, sample_size: int, *, gamma: float = 0.01, prior=No
     sample_size = check_sample_size(sample_size, n_items)
     p = _check_prior(prior, n_items)
     kernel = _kernel(kernel, n_items, sample_size, scheme)
-    gram = kernel.T @ (p[:, None] * kernel)
-    system = (1.0 - gamma) * gram + gamma * np.diag(kernel.T @ p)
+    gram = weighted_gram(kernel, p) if gram is None else _check_square("gram", gram, sample_size)
+    system = (1.0 - gamma) * gram
+    system[np.diag_indices_from(system)] += gamma * (kernel.T @ p)
     return LinearCorrection(kernel, p, _factor(system, "BV", "use gamma > 0"))
 
 
 def mn_operator(n_items: int, sample_size: int, n_users: int, *, prior=None,
-                scheme: str = "binomial", kernel=None) -> LinearCorrection:
+                scheme: str = "binomial", kernel=None, gram=None, spread=None) -> LinearCorrection:
     """Minimal-MSE-bound correction MN (Li et al., AAAI 2023, eq. 10-11).
 
     Minimises the bound L = L1 + L2 on the mean squared error of the estimated metric over M
@@ -340,6 +378,12 @@ def mn_operator(n_items: int, sample_size: int, n_users: int, *, prior=None,
     kernel : numpy.ndarray, optional
         The ``(N, n)`` rank kernel of ``scheme``, when already computed (e.g. from
         :class:`itemsampling.kernels.KernelCache`); computed here otherwise.
+    gram : numpy.ndarray, optional
+        ``Kᵀ D K`` (:func:`weighted_gram` of the kernel and the prior), when already computed
+        (e.g. shared with :func:`bv_operator` for the same prior).
+    spread : numpy.ndarray, optional
+        ``Λ₁ - Kᵀ K`` (:func:`variance_gram` of the kernel), which depends on the kernel only,
+        when already computed.
 
     Returns
     -------
@@ -351,10 +395,55 @@ def mn_operator(n_items: int, sample_size: int, n_users: int, *, prior=None,
     sample_size = check_sample_size(sample_size, n_items)
     p = _check_prior(prior, n_items)
     kernel = _kernel(kernel, n_items, sample_size, scheme)
-    # Kᵀ D K - (1/M) KᵀK + (1/M) Λ₁ = Kᵀ diag(p - 1/M) K + (1/M) Λ₁: one n x n product
-    system = kernel.T @ ((p - 1.0 / n_users)[:, None] * kernel)
-    system[np.diag_indices_from(system)] += kernel.sum(axis=0) / n_users
+    gram = weighted_gram(kernel, p) if gram is None else _check_square("gram", gram, sample_size)
+    spread = variance_gram(kernel) if spread is None else _check_square("spread", spread, sample_size)
+    system = gram + spread * (1.0 / n_users)
     return LinearCorrection(kernel, p, _factor(system, "MN", "check the prior"))
+
+
+def weighted_gram(kernel, weights, *, banded: BandedKernel | None = None) -> np.ndarray:
+    """The n x n matrix ``Kᵀ diag(w) K`` of a rank kernel K (N x n) and weights w >= 0.
+
+    With w the prior P(R) this is the ``Kᵀ D K`` of BV (KDD'20 eq. 25) and MN (AAAI'23
+    eq. 11). It is accumulated from the band of K (:class:`~itemsampling.em.BandedKernel`,
+    entries above 1e-20 of their row maximum) with one symmetric rank-k update per row panel.
+
+    Parameters
+    ----------
+    kernel : numpy.ndarray
+        ``(N, n)`` rank kernel.
+    weights : array_like of shape (N,)
+        Non-negative weights w(R).
+    banded : BandedKernel, optional
+        The kernel already banded (as one block), e.g. from
+        :class:`~itemsampling.kernels.KernelCache`.
+
+    Returns
+    -------
+    numpy.ndarray
+        Symmetric, shape ``(n, n)``.
+    """
+    w = np.asarray(weights, dtype=np.float64)
+    if w.shape != (np.shape(kernel)[0],) or np.any(w < 0):
+        raise ValueError(f"weights must be {np.shape(kernel)[0]} non-negative numbers, one per global rank")
+    banded = BandedKernel(kernel) if banded is None else banded
+    upper = banded.gram_upper(w)
+    return upper + np.triu(upper, 1).T
+
+
+def variance_gram(kernel, *, banded: BandedKernel | None = None) -> np.ndarray:
+    """``Λ₁ - Kᵀ K`` with Λ₁ = diag(Σ_R P(r | R)): n x n, the part of MN's system (AAAI'23
+    eq. 11) that does not depend on the prior (Σ_R of the covariance of the indicators of r)."""
+    out = -weighted_gram(kernel, np.ones(np.shape(kernel)[0]), banded=banded)
+    out[np.diag_indices_from(out)] += np.asarray(kernel).sum(axis=0)
+    return out
+
+
+def _check_square(name: str, matrix, size: int) -> np.ndarray:
+    matrix = np.asarray(matrix, dtype=np.float64)
+    if matrix.shape != (size, size):
+        raise ValueError(f"{name} must have shape (n, n) = ({size}, {size}), got {matrix.shape}")
+    return matrix
 
 
 def _kernel(kernel, n_items: int, sample_size: int, scheme: str) -> np.ndarray:

@@ -11,6 +11,7 @@ number of distinct observations, independent of the number of users M.
 ``weighted_mle``           weighted MLE by EM, w(r) = M_NDCG(r/C) or M_AP(r/C) (eq. 22–23)
 ``mes``                    maximal entropy with minimal distribution bias (eq. 24–27)
 ``adaptive_mle``           MLE with a per-user sample size n_u (Li et al. AAAI 2023, eq. 12, App. G)
+``em_estimates``           several of the three above on the same ranks, computed together
 ``log_likelihood``         the objective of ``mle`` / ``adaptive_mle`` (eq. 19)
 ``weighted_log_likelihood`` the objective of ``weighted_mle`` (eq. 22)
 ``mes_objective``          the objective minimised by ``mes`` (eq. 25–26)
@@ -38,7 +39,8 @@ from .em import (
     DEFAULT_MAX_ITER,
     DEFAULT_TOL,
     BandedKernel,
-    em_mixture_weights,
+    EMProblem,
+    em_mixture_weights_many,
     mixture_log_likelihood,
 )
 from .kernels import SCHEMES, KernelCache, kernel_columns
@@ -49,9 +51,11 @@ from .metrics import rank_weight
 __all__ = [
     "DEFAULT_C",
     "DEFAULT_ETA",
+    "EM_METHODS",
     "ETA_SCALES",
     "WMLE_WEIGHTS",
     "adaptive_mle",
+    "em_estimates",
     "log_likelihood",
     "mes",
     "mes_objective",
@@ -70,6 +74,11 @@ WMLE_WEIGHTS = ("ndcg", "ap")
 #: ``"paper"``: η as in AAAI'21 eq. 26; ``"code"``: η / n, which is what multiplying the
 #: squared error by n (as the AAAI'23 authors' code does) amounts to
 ETA_SCALES = ("paper", "code")
+#: the MLE family that :func:`em_estimates` fits together, with the options of each
+EM_METHODS = ("mle", "wmle", "adaptive_mle")
+_EM_OPTIONS = {"mle": ("max_iter", "tol", "init", "progress"),
+               "wmle": ("weight", "c", "max_iter", "tol", "init", "progress"),
+               "adaptive_mle": ("max_iter", "tol", "init", "progress")}
 
 
 # ----------------------------------------------------------------------------- input handling
@@ -123,45 +132,76 @@ def _columns(cache, n_items, sample_size, ranks, scheme):
 
 def _observations(sampled_ranks, n_items, sample_sizes, scheme, n_groups=DEFAULT_N_GROUPS,
                   per_user_sizes=False, cache=None) -> _Observations:
-    """Validate the input and group the users by (candidate group, n_u, r_u).
+    """Validate the input and group the users by (kernel N_g, n_u, r_u).
 
-    One block of kernel columns is computed per distinct (group, sample size), only for the
-    ranks observed in it, so the cost is independent of the number of users.
+    One block of kernel columns is computed per distinct (N_g, sample size), only for the ranks
+    observed in it, so the cost is independent of the number of users (users of groups with the
+    same N_g have the same kernel, and their likelihood terms are merged exactly).
     """
     scheme = check_choice("sampling scheme", scheme, SCHEMES)
     ranks, sizes, groups = _validated(sampled_ranks, n_items, sample_sizes, n_groups, per_user_sizes)
-    # one integer per (group, n, r), ordered by group, then n, then r
+    # one integer per (kernel, n, r), ordered by kernel (N_g), then n, then r
     base = int(sizes.max()) + 1
-    codes, counts = np.unique((groups.index * base + sizes) * base + ranks, return_counts=True)
+    codes, counts = np.unique((groups.kernel_index * base + sizes) * base + ranks, return_counts=True)
     keys = np.stack([codes // (base * base), codes // base % base, codes % base], axis=1)
     # each (group, n) block is contiguous
     starts = np.flatnonzero(np.r_[True, np.any(keys[1:, :2] != keys[:-1, :2], axis=1)])
+    if starts.size == 1:  # one kernel and one n: the columns of the ranks observed
+        kernel = _banded_columns(cache, groups.max_items, int(keys[0, 1]), keys[:, 2], scheme)
+        return _Observations(kernel, counts, keys[:, 2], groups)
     blocks = []
     for start, stop in zip(starts, np.r_[starts[1:], keys.shape[0]], strict=True):
         g, n = int(keys[start, 0]), int(keys[start, 1])
-        blocks.append((int(start), _columns(cache, int(groups.n_items[g]), n, keys[start:stop, 2], scheme)))
+        blocks.append((int(start), _columns(cache, int(groups.kernel_items[g]), n, keys[start:stop, 2], scheme)))
     kernel = BandedKernel.from_blocks(blocks, groups.max_items, keys.shape[0])
     return _Observations(kernel, counts, keys[:, 2], groups)
 
 
-def _pooled_observations(sampled_ranks, n_items, sample_size, scheme, n_groups=DEFAULT_N_GROUPS,
-                         cache=None):
-    """The user-averaged kernel K̄(r, R) = Σ_g (M_g/M) P(r | R; n, N_g) at the observed ranks.
+def _banded_columns(cache, n_items: int, sample_size: int, ranks, scheme: str) -> BandedKernel:
+    """The banded kernel columns at the sorted distinct ``ranks``: from the cache (shared by the
+    estimators of the same ranks) when the kernel fits there, else computed."""
+    if cache is None or not cache.fits(n_items, sample_size):
+        return BandedKernel(_columns(cache, n_items, sample_size, ranks, scheme))
+    return cache.observed(n_items, sample_size, ranks, scheme)
 
-    Returns its ``(max N_g, d)`` columns at the d distinct sampled ranks and their empirical
-    probabilities P̃(r): Σ_R π_R K̄(r, R) is the expected sampled rank distribution of all the
-    users together (with one N, K̄ is the ordinary kernel).
+
+def _pooled_observations(sampled_ranks, n_items, sample_size, scheme, n_groups=DEFAULT_N_GROUPS,
+                         cache=None, banded=False):
+    """The user-averaged kernel K̄(r, R) = Σ_g (M_g/M) P(r | R; n, N_g) at the observed ranks
+    (one term per distinct N_g).
+
+    Returns its ``(max N_g, d)`` columns at the d distinct sampled ranks (a
+    :class:`~itemsampling.em.BandedKernel` with ``banded``) and their empirical probabilities
+    P̃(r): Σ_R π_R K̄(r, R) is the expected sampled rank distribution of all the users together
+    (with one N, K̄ is the ordinary kernel).
     """
     scheme = check_choice("sampling scheme", scheme, SCHEMES)
     ranks, sizes, groups = _validated(sampled_ranks, n_items, sample_size, n_groups, False)
     distinct, counts = np.unique(ranks, return_counts=True)
     n = int(sizes[0])
-    if groups.n_groups == 1:
-        return _columns(cache, groups.max_items, n, distinct, scheme), counts / ranks.size
-    pooled = np.zeros((groups.max_items, distinct.size))
-    for n_g, share in zip(groups.n_items.tolist(), groups.fractions, strict=True):
-        pooled[:n_g] += share * _columns(cache, n_g, n, distinct, scheme)
-    return pooled, counts / ranks.size
+    p_tilde = counts / ranks.size
+    if groups.kernel_items.size == 1 and banded:
+        return _banded_columns(cache, groups.max_items, n, distinct, scheme), p_tilde
+    if groups.kernel_items.size == 1:
+        return _columns(cache, groups.max_items, n, distinct, scheme), p_tilde
+    pooled = _pooled_columns(cache, groups, n, distinct, scheme)
+    return (BandedKernel(pooled) if banded else pooled), p_tilde
+
+
+def _pooled_columns(cache, groups: CandidateGroups, n: int, ranks, scheme: str) -> np.ndarray:
+    """Columns of K̄ at ``ranks``: from the whole K̄, computed once per grouping and n in the
+    cache when it fits there (the same sums, entry by entry), else column by column."""
+
+    def pool(columns, width):
+        out = np.zeros((groups.max_items, width))
+        for n_g, share in zip(groups.kernel_items.tolist(), groups.kernel_fractions, strict=True):
+            out[:n_g] += share * columns(n_g)
+        return out
+
+    if cache is None or groups.max_items * n * 8 > cache.max_bytes:
+        return pool(lambda n_g: _columns(cache, n_g, n, ranks, scheme), len(ranks))
+    key = ("pooled", tuple(groups.kernel_items.tolist()), tuple(groups.kernel_users.tolist()), n, scheme)
+    return cache.get(key, lambda: pool(lambda n_g: cache.kernel(n_g, n, scheme), n))[:, np.asarray(ranks) - 1]
 
 
 def _check_em_options(max_iter, tol) -> None:
@@ -171,12 +211,57 @@ def _check_em_options(max_iter, tol) -> None:
         raise ValueError(f"tol must be a finite number >= 0, got {tol!r}")
 
 
-def _em(obs: _Observations, obs_weights, max_iter, tol, init, progress) -> np.ndarray:
-    """EM on the grouped observations; ``init`` must cover the estimated ranks 1..max N_g."""
+def _em_problem(obs: _Observations, method: str, *, weight: str = "ndcg", c: float = DEFAULT_C,
+                max_iter: int = DEFAULT_MAX_ITER, tol: float = DEFAULT_TOL, init=None,
+                progress: bool = False) -> EMProblem:
+    """The EM run of one MLE-family method on the grouped observations (``progress`` is used by
+    the caller); ``init`` must cover the estimated ranks 1..max N_g."""
+    weights = obs.counts * wmle_weights(obs.ranks, weight, c) if method == "wmle" else obs.counts
     if init is not None:
         init = check_distribution(init, obs.groups.max_items, name="init")
-    return em_mixture_weights(obs.kernel, obs_weights, max_iter=max_iter, tol=tol, init=init,
-                              progress=progress).weights
+    return EMProblem(weights, max_iter=max_iter, tol=tol, init=init)
+
+
+def em_estimates(sampled_ranks, n_items, sample_sizes, fits, *, scheme: str = "binomial",
+                 n_groups: int | None = DEFAULT_N_GROUPS, cache: KernelCache | None = None) -> list[np.ndarray]:
+    """Several MLE-family estimates of P(R) from the same sampled ranks, computed together.
+
+    The runs share the grouped kernel and advance their EM steps together, reading the kernel
+    once per step for all of them (:func:`itemsampling.em.em_mixture_weights_many`); each
+    estimate is the one its own function returns, to the bit.
+
+    Parameters
+    ----------
+    sampled_ranks, n_items, sample_sizes, scheme, n_groups, cache
+        As in :func:`mle` (per-user ``sample_sizes`` only when every fit is ``adaptive_mle``).
+    fits : sequence of (str, mapping)
+        ``("mle", options)`` (:func:`mle`), ``("wmle", options)`` (:func:`weighted_mle`) or
+        ``("adaptive_mle", options)`` (:func:`adaptive_mle`), with the keyword options of that
+        function other than those above.
+
+    Returns
+    -------
+    list of numpy.ndarray
+        The estimates P̂(R), one per fit.
+    """
+    fits = [(check_choice("MLE-family method", method, EM_METHODS), dict(options)) for method, options in fits]
+    if not fits:
+        raise ValueError("fits must name at least one (method, options) pair")
+    for method, options in fits:
+        unknown = sorted(set(options) - set(_EM_OPTIONS[method]))
+        if unknown:
+            raise ValueError(f"unknown option(s) {', '.join(map(repr, unknown))} for {method!r}; "
+                             f"allowed: {', '.join(_EM_OPTIONS[method])}")
+        _check_em_options(options.get("max_iter", DEFAULT_MAX_ITER), options.get("tol", DEFAULT_TOL))
+        if method == "wmle":
+            check_choice("WMLE weight", options.get("weight", "ndcg"), WMLE_WEIGHTS)
+            _check_positive("c", options.get("c", DEFAULT_C))
+    per_user = all(method == "adaptive_mle" for method, _ in fits)
+    obs = _observations(sampled_ranks, n_items, sample_sizes, scheme, n_groups, per_user_sizes=per_user,
+                        cache=cache)
+    problems = [_em_problem(obs, method, **options) for method, options in fits]
+    progress = any(options.get("progress", False) for _, options in fits)
+    return [result.weights for result in em_mixture_weights_many(obs.kernel, problems, progress=progress)]
 
 
 def _check_positive(name: str, value) -> float:
@@ -269,9 +354,9 @@ def mle(
     numpy.ndarray
         Estimate P̂(R), R = 1..N (R = 1..max N_g with per-user candidates).
     """
-    _check_em_options(max_iter, tol)
-    obs = _observations(sampled_ranks, n_items, sample_size, scheme, n_groups, cache=cache)
-    return _em(obs, obs.counts, max_iter, tol, init, progress)
+    options = {"max_iter": max_iter, "tol": tol, "init": init, "progress": progress}
+    return em_estimates(sampled_ranks, n_items, sample_size, [("mle", options)], scheme=scheme,
+                        n_groups=n_groups, cache=cache)[0]
 
 
 def weighted_mle(
@@ -315,9 +400,9 @@ def weighted_mle(
     q ∝ P̃ w, not at P̃: the weights tilt P̂(R) towards the top ranks, so WMLE estimates of
     top-K metrics are larger than the MLE ones (with the default 100 EM steps as well).
     """
-    _check_em_options(max_iter, tol)
-    obs = _observations(sampled_ranks, n_items, sample_size, scheme, n_groups, cache=cache)
-    return _em(obs, obs.counts * wmle_weights(obs.ranks, weight, c), max_iter, tol, init, progress)
+    options = {"weight": weight, "c": c, "max_iter": max_iter, "tol": tol, "init": init, "progress": progress}
+    return em_estimates(sampled_ranks, n_items, sample_size, [("wmle", options)], scheme=scheme,
+                        n_groups=n_groups, cache=cache)[0]
 
 
 def adaptive_mle(
@@ -357,10 +442,9 @@ def adaptive_mle(
     numpy.ndarray
         Estimate P̂(R).
     """
-    _check_em_options(max_iter, tol)
-    obs = _observations(sampled_ranks, n_items, sample_sizes, scheme, n_groups, per_user_sizes=True,
-                        cache=cache)
-    return _em(obs, obs.counts, max_iter, tol, init, progress)
+    options = {"max_iter": max_iter, "tol": tol, "init": init, "progress": progress}
+    return em_estimates(sampled_ranks, n_items, sample_sizes, [("adaptive_mle", options)], scheme=scheme,
+                        n_groups=n_groups, cache=cache)[0]
 
 
 def mes(
@@ -409,7 +493,8 @@ def mes(
     check_positive_integer("max_iter", max_iter)
     eta_scale = check_choice("eta_scale", eta_scale, ETA_SCALES)
     _check_positive("eta", eta)
-    kernel, p_tilde = _pooled_observations(sampled_ranks, n_items, sample_size, scheme, n_groups, cache)
+    kernel, p_tilde = _pooled_observations(sampled_ranks, n_items, sample_size, scheme, n_groups, cache,
+                                           banded=True)
     eta = _effective_eta(eta, eta_scale, sample_size)
     return solve_mes(kernel, p_tilde, eta, tol=tol, max_iter=max_iter).weights
 

@@ -18,12 +18,17 @@ two matrix–vector products of size N x d. EM never decreases ℓ, and its fixe
 
 Row R of a rank kernel is a distribution over r (binomial or hypergeometric) concentrated
 around its mean, so :class:`BandedKernel` keeps only the band of entries above 1e-20 of their
-row maximum, in tiles of consecutive rows; the products then cost a fraction of N x d (kernels of
-at most 2^20 entries stay dense: one BLAS product is faster there).
+row maximum, in panels of consecutive rows small enough to stay in the processor's cache: one EM
+step reads each panel once from memory for both products (:meth:`BandedKernel.em_steps`), and
+:func:`em_mixture_weights_many` advances several EM runs on the same kernel (e.g. MLE and WMLE of
+the same sampled ranks) panel by panel, each run with exactly the arithmetic of its own
+:func:`em_mixture_weights` (kernels of at most 2^20 entries stay dense: one BLAS product is faster
+there).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -34,8 +39,10 @@ __all__ = [
     "DEFAULT_MAX_ITER",
     "DEFAULT_TOL",
     "BandedKernel",
+    "EMProblem",
     "EMResult",
     "em_mixture_weights",
+    "em_mixture_weights_many",
     "mixture_log_likelihood",
 ]
 
@@ -45,44 +52,51 @@ DEFAULT_MAX_ITER = 100
 DEFAULT_TOL = 1e-9
 
 
-#: kernels with at most this many entries are kept dense (one tile) by :class:`BandedKernel`
+#: kernels with at most this many entries are kept dense (one panel) by :class:`BandedKernel`
 DENSE_ENTRIES = 2**20
 #: kernel entries below this fraction of the largest entry of their row (within a column
 #: group) are dropped by :class:`BandedKernel`
 BAND_CUTOFF = 1e-20
+#: stored entries of one row panel of :class:`BandedKernel` (512 KiB of float64: the panel is
+#: still in the core's cache when the second product of an EM step reads it)
+PANEL_ENTRIES = 2**16
+#: largest drift of the band (in columns) across the rows of one panel
+PANEL_DRIFT = 16
+
+
+def _row_bands(block: np.ndarray, cutoff: float) -> tuple[np.ndarray, np.ndarray]:
+    """Columns ``[lo, hi)`` of the entries of each row above ``cutoff`` times the row maximum.
+
+    A row without such entries (all zero) gets the empty range ``lo = width, hi = 0``.
+    """
+    width = block.shape[1]
+    mask = block > (cutoff * block.max(axis=1, initial=0.0))[:, None]
+    kept = mask.any(axis=1)
+    lo = np.where(kept, mask.argmax(axis=1), width)
+    hi = np.where(kept, width - mask[:, ::-1].argmax(axis=1), 0)
+    return lo, hi
 
 
 class BandedKernel:
-    """A kernel matrix ``K`` (N x d) stored as tiles that hold its significant band.
+    """A kernel matrix ``K`` (N x d) stored as row panels that hold its significant band.
+
+    Each panel covers rows ``r0:r1`` and, of every column block, the columns where one of
+    those rows has an entry above ``cutoff`` times its row maximum within the block; the panel
+    keeps them as one dense C-ordered array of at most about :data:`PANEL_ENTRIES` entries with
+    the indices of its columns (a slice when they are contiguous).
 
     Parameters
     ----------
     kernel : numpy.ndarray
-        ``(N, d)`` non-negative matrix whose rows, within each column group, put their mass on
-        a band of neighbouring columns (columns sorted by sampled rank).
+        ``(N, d)`` non-negative matrix whose rows put their mass on a band of neighbouring
+        columns (columns sorted by sampled rank).
     cutoff : float
-        Entries at most ``cutoff`` times their row maximum within the group are dropped.
+        Entries at most ``cutoff`` times their row maximum are dropped.
     """
 
     def __init__(self, kernel: np.ndarray, cutoff: float = BAND_CUTOFF):
         K = np.asarray(kernel, dtype=np.float64)
-        self.shape = K.shape
-        n_rows, d = K.shape
-        self.n_groups = 1
-        self.tiles: list[tuple[int, int, int, int, np.ndarray]] = []
-        if n_rows * d <= DENSE_ENTRIES:  # small: one dense product beats many small ones
-            if K.size:
-                self.tiles.append((0, n_rows, 0, d, np.ascontiguousarray(K)))
-            return
-        # about 16 columns of drift of the band per block of rows
-        step = int(min(1024, max(8, 16 * n_rows // max(d, 1))))
-        for r0 in range(0, n_rows, step):
-            r1 = min(r0 + step, n_rows)
-            part = K[r0:r1]
-            cols = np.flatnonzero((part > cutoff * part.max(axis=1, keepdims=True)).any(axis=0))
-            if cols.size:
-                lo, hi = int(cols[0]), int(cols[-1]) + 1
-                self.tiles.append((r0, r1, lo, hi, np.ascontiguousarray(K[r0:r1, lo:hi])))
+        self._build([(0, K)], K.shape, cutoff)
 
     @classmethod
     def from_blocks(cls, blocks, n_rows: int, n_cols: int, cutoff: float = BAND_CUTOFF) -> BandedKernel:
@@ -93,50 +107,133 @@ class BandedKernel:
         blocks : sequence of (int, numpy.ndarray)
             ``(first column, dense block)``: a block of shape ``(h, d_b)`` fills rows 0..h-1 of
             columns first..first+d_b-1; the rows below it are zero (e.g. ranks R > N_g of a
-            group of users with N_g candidates). Blocks are banded separately.
+            group of users with N_g candidates). The band of each block is found separately.
         n_rows, n_cols : int
             Shape of the whole kernel.
         cutoff : float
             As in the constructor.
         """
-        out = cls(np.zeros((0, 0)), cutoff=cutoff)
-        out.shape = (int(n_rows), int(n_cols))
-        out.n_groups = len(blocks)
-        for first, block in blocks:
-            banded = cls(block, cutoff=cutoff)
-            out.tiles.extend((r0, r1, lo + first, hi + first, tile) for r0, r1, lo, hi, tile in banded.tiles)
+        out = cls.__new__(cls)
+        out._build([(int(first), np.asarray(block, dtype=np.float64)) for first, block in blocks],
+                   (n_rows, n_cols), cutoff)
         return out
+
+    def _build(self, blocks, shape, cutoff: float) -> None:
+        self.shape = (int(shape[0]), int(shape[1]))
+        self.n_groups = len(blocks)
+        self.panels: list[tuple[int, int, slice | np.ndarray, np.ndarray]] = []
+        n_rows, n_cols = self.shape
+        if n_rows * n_cols <= DENSE_ENTRIES:  # small: one dense product beats many small ones
+            if n_rows and n_cols:
+                dense = np.zeros(self.shape)
+                for first, block in blocks:
+                    dense[: block.shape[0], first : first + block.shape[1]] = block
+                self.panels.append((0, n_rows, slice(0, n_cols), dense))
+            return
+        bands = [(first, block, *_row_bands(block, cutoff)) for first, block in blocks if block.size]
+        stored = sum(float(np.maximum(hi - lo, 0).sum()) for *_, lo, hi in bands)
+        drift = min(PANEL_DRIFT * block.shape[0] / block.shape[1] for _, block, *_ in bands)
+        step = int(max(8, min(PANEL_ENTRIES * n_rows / max(stored, 1.0), drift)))
+        starts = np.arange(0, n_rows, step)
+        limits = []  # per block: band [lo, hi) of each panel that the block reaches
+        for first, block, lo, hi in bands:
+            mine = starts[starts < block.shape[0]]
+            limits.append((first, block, np.minimum.reduceat(lo, mine), np.maximum.reduceat(hi, mine)))
+        for i, r0 in enumerate(starts.tolist()):
+            r1 = min(r0 + step, n_rows)
+            pieces = [(first, block, int(lo[i]), int(hi[i])) for first, block, lo, hi in limits
+                      if i < lo.size and lo[i] < hi[i]]
+            if len(pieces) == 1:
+                first, block, lo, hi = pieces[0]
+                r1 = min(r1, block.shape[0])
+                self.panels.append((r0, r1, slice(first + lo, first + hi), np.ascontiguousarray(block[r0:r1, lo:hi])))
+            elif pieces:
+                tile = np.zeros((r1 - r0, sum(hi - lo for *_, lo, hi in pieces)))
+                at = 0
+                for _, block, lo, hi in pieces:
+                    part = block[r0:r1, lo:hi]
+                    tile[: part.shape[0], at : at + hi - lo] = part
+                    at += hi - lo
+                cols = np.concatenate([np.arange(first + lo, first + hi) for first, _, lo, hi in pieces])
+                self.panels.append((r0, r1, cols, tile))
+
+    def select_columns(self, columns) -> BandedKernel:
+        """The kernel restricted to ``columns`` (sorted distinct 0-based indices), banded as this one.
+
+        Only the stored band is read: each panel keeps its entries in the selected columns, so
+        an entry is kept when it was kept here (above the cutoff relative to the maximum of its
+        row over all the columns, not only the selected ones; the difference is below the cutoff).
+        """
+        if self.n_groups != 1:
+            raise ValueError("select_columns needs a kernel banded as a single column block")
+        cols = np.asarray(columns, dtype=np.int64)
+        out = BandedKernel.__new__(BandedKernel)
+        out.shape, out.n_groups, out.panels = (self.shape[0], cols.size), 1, []
+        for r0, r1, span, tile in self.panels:
+            j0, j1 = np.searchsorted(cols, [span.start, span.stop])
+            if j1 > j0:
+                out.panels.append((r0, r1, slice(int(j0), int(j1)), tile[:, cols[j0:j1] - span.start]))
+        return out
+
+    @property
+    def stored_entries(self) -> int:
+        """Number of entries kept in the panels."""
+        return sum(tile.size for *_, tile in self.panels)
 
     def matvec(self, v: np.ndarray) -> np.ndarray:
         """``K @ v`` (length N)."""
         out = np.zeros(self.shape[0])
-        for r0, r1, lo, hi, tile in self.tiles:
-            out[r0:r1] += tile @ v[lo:hi]
+        for r0, r1, cols, tile in self.panels:
+            out[r0:r1] = tile @ v[cols]
         return out
 
     def rmatvec(self, x: np.ndarray) -> np.ndarray:
         """``K.T @ x`` (length d)."""
         out = np.zeros(self.shape[1])
-        for r0, r1, lo, hi, tile in self.tiles:
-            out[lo:hi] += x[r0:r1] @ tile
+        for r0, r1, cols, tile in self.panels:
+            out[cols] += x[r0:r1] @ tile
+        return out
+
+    def em_steps(self, pis: Sequence[np.ndarray], ratios: Sequence[np.ndarray]):
+        """Unnormalised EM steps ``π' = π ⊙ (K @ w)`` and ``Kᵀ π'`` for several runs at once.
+
+        Each panel is read from memory once for all the products of all the runs; run ``i``
+        gets exactly the arithmetic of a call with that run alone.
+
+        Parameters
+        ----------
+        pis, ratios : sequences of numpy.ndarray
+            The current π (length N) and w = (c / Σc) / (Kᵀπ) (length d) of each run.
+
+        Returns
+        -------
+        list of (numpy.ndarray, numpy.ndarray)
+            ``(π', Kᵀπ')`` of each run.
+        """
+        out = [(np.zeros(self.shape[0]), np.zeros(self.shape[1])) for _ in pis]
+        for r0, r1, cols, tile in self.panels:
+            for pi, w, (new, q) in zip(pis, ratios, out, strict=True):
+                part = pi[r0:r1] * (tile @ w[cols])
+                new[r0:r1] = part
+                q[cols] += part @ tile
         return out
 
     def gram_upper(self, weights: np.ndarray, skip_below: float = 0.0) -> np.ndarray:
         """Upper triangle of ``K.T @ diag(weights) @ K`` (a kernel banded as one block only).
 
-        Tiles whose weights are all at most ``skip_below`` are left out. Each tile adds a
+        Panels whose weights are all at most ``skip_below`` are left out. Each panel adds a
         symmetric rank-k update on its own column range.
         """
         if self.n_groups != 1:
             raise ValueError("gram_upper needs a kernel banded as a single column block")
         out = np.zeros((self.shape[1], self.shape[1]))
         root = np.sqrt(weights)
-        for r0, r1, lo, hi, tile in self.tiles:
+        for r0, r1, cols, tile in self.panels:
             w = root[r0:r1]
             if w.max() * w.max() <= skip_below:
                 continue
             # (tile * w).T is Fortran-ordered, so BLAS reads it without a copy
-            out[lo:hi, lo:hi] += dsyrk(1.0, (tile * w[:, None]).T, trans=0)
+            out[cols, cols] += dsyrk(1.0, (tile * w[:, None]).T, trans=0)
         return out
 
 
@@ -186,6 +283,16 @@ def mixture_log_likelihood(weights, kernel, obs_weights) -> float:
         return float(np.sum(np.where(c > 0, c * np.log(q), 0.0)))
 
 
+@dataclass(frozen=True)
+class EMProblem:
+    """One EM run of :func:`em_mixture_weights_many`: the arguments of :func:`em_mixture_weights`."""
+
+    obs_weights: np.ndarray
+    max_iter: int = DEFAULT_MAX_ITER
+    tol: float = DEFAULT_TOL
+    init: np.ndarray | None = None
+
+
 def em_mixture_weights(
     kernel: np.ndarray | BandedKernel,
     obs_weights,
@@ -222,28 +329,81 @@ def em_mixture_weights(
     -------
     EMResult
     """
+    problem = EMProblem(obs_weights, max_iter=max_iter, tol=tol, init=init)
+    return em_mixture_weights_many(kernel, [problem], progress=progress)[0]
+
+
+def em_mixture_weights_many(kernel: np.ndarray | BandedKernel, problems: Sequence[EMProblem], *,
+                            progress: bool = False) -> list[EMResult]:
+    """Several EM runs (:func:`em_mixture_weights`) on the same kernel, advanced together.
+
+    Each step reads every panel of the banded kernel once for all the runs still going
+    (:meth:`BandedKernel.em_steps`), and each run does exactly the arithmetic of
+    :func:`em_mixture_weights` with its own arguments, so its result is the same to the bit.
+
+    Parameters
+    ----------
+    kernel : numpy.ndarray or BandedKernel
+        As in :func:`em_mixture_weights`.
+    problems : sequence of EMProblem
+        Observation weights, iteration cap, tolerance and start of each run.
+    progress : bool
+        Show a progress bar.
+
+    Returns
+    -------
+    list of EMResult
+        One per problem, in order.
+    """
     K = kernel if isinstance(kernel, BandedKernel) else BandedKernel(kernel)
-    c = np.asarray(obs_weights, dtype=np.float64)
-    frac = c / c.sum()
-    n_rows = K.shape[0]
-    pi = np.full(n_rows, 1.0 / n_rows) if init is None else np.array(init, dtype=np.float64)
-    q = K.rmatvec(pi)
-    if np.any(q[c > 0] <= 0):
-        raise ValueError(
-            "the starting distribution gives probability 0 to an observed sampled rank; "
-            "use a starting distribution with more support (e.g. the uniform default)"
-        )
-    trace = [float(c @ np.log(q))]
-    converged = False
-    n_iter = 0
-    with tqdm(total=max_iter, desc="EM", disable=not progress, leave=False) as bar:
-        for n_iter in range(1, max_iter + 1):  # noqa: B007 - n_iter is reported after the loop
-            pi = pi * K.matvec(frac / q)
-            pi /= pi.sum()  # only rounding error: the step preserves the total mass
-            q = K.rmatvec(pi)
-            trace.append(float(c @ np.log(q)))
-            bar.update()
-            if trace[-1] - trace[-2] <= tol * abs(trace[-1]):
-                converged = True
+    runs = [_EMRun(K, problem) for problem in problems]
+    longest = max(run.max_iter for run in runs)
+    with tqdm(total=longest, desc="EM", disable=not progress, leave=False) as bar:
+        for _ in range(longest):
+            active = [run for run in runs if not run.done]
+            if not active:
                 break
-    return EMResult(weights=pi, log_likelihood=np.asarray(trace), n_iter=n_iter, converged=converged)
+            steps = K.em_steps([run.pi for run in active], [run.frac / run.q for run in active])
+            for run, (new, q) in zip(active, steps, strict=True):
+                run.advance(new, q)
+            bar.update()
+    return [run.result() for run in runs]
+
+
+class _EMRun:
+    """State of one EM run: π, q = Kᵀπ, the log-likelihood trace and the stopping rule."""
+
+    def __init__(self, K: BandedKernel, problem: EMProblem):
+        self.c = np.asarray(problem.obs_weights, dtype=np.float64)
+        self.frac = self.c / self.c.sum()
+        self.max_iter, self.tol = problem.max_iter, problem.tol
+        n_rows = K.shape[0]
+        init = problem.init
+        self.pi = np.full(n_rows, 1.0 / n_rows) if init is None else np.array(init, dtype=np.float64)
+        self.q = K.rmatvec(self.pi)
+        if np.any(self.q[self.c > 0] <= 0):
+            raise ValueError(
+                "the starting distribution gives probability 0 to an observed sampled rank; "
+                "use a starting distribution with more support (e.g. the uniform default)"
+            )
+        self.trace = [float(self.c @ np.log(self.q))]
+        self.converged = False
+
+    @property
+    def n_iter(self) -> int:
+        return len(self.trace) - 1
+
+    @property
+    def done(self) -> bool:
+        return self.converged or self.n_iter >= self.max_iter
+
+    def advance(self, new: np.ndarray, q: np.ndarray) -> None:
+        """Take the step π ← π' / Σπ' (the step preserves the total mass up to rounding)."""
+        total = new.sum()
+        self.pi, self.q = new / total, q / total
+        self.trace.append(float(self.c @ np.log(self.q)))
+        self.converged = self.trace[-1] - self.trace[-2] <= self.tol * abs(self.trace[-1])
+
+    def result(self) -> EMResult:
+        return EMResult(weights=self.pi, log_likelihood=np.asarray(self.trace), n_iter=self.n_iter,
+                        converged=self.converged)

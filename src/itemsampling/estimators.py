@@ -76,6 +76,7 @@ from ._validation import (
 )
 from .candidates import DEFAULT_N_GROUPS, CandidateGroups
 from .corrections import LinearCorrection
+from .em import BandedKernel
 from .kernels import SCHEMES, KernelCache
 from .metrics import canonical_metric, rank_weight
 
@@ -236,7 +237,8 @@ def estimate(
 
     **Per-user candidates.** Under the ``unseen`` protocol user u is ranked among its own
     N_u candidates; pass them as an array ``n_items``. Users are then grouped by N_u (at most
-    ``n_groups`` quantile groups, default 20, each with the rounded mean N_g of its users;
+    ``n_groups`` quantile groups, default 20, each with the rounded mean N_g of its users, or
+    all with the mean N of all users when every N_u is within 0.5 % of it;
     :mod:`itemsampling.candidates`): the rank-distribution methods use each group's kernel
     P(r | R; n, N_g) (zero for R > N_g) in one likelihood (MES: the user-averaged kernel),
     and the corrections (rank estimate, CLS, BV, MN) are computed per group and averaged with
@@ -350,6 +352,7 @@ def estimate_many(
     per_user = any(e.method == "adaptive_mle" for e in estimators)
     batch = _Batch.build(sampled_ranks, n_items, sample_size, scheme, n_groups,
                          KernelCache() if cache is None else cache, per_user_sizes=per_user)
+    batch.fit_priors(estimators)
     values = np.vstack([batch.values(e, pairs) for e in estimators])
     outside = (values < -_RANGE_TOL) | (values > 1 + _RANGE_TOL)
     if clip:
@@ -407,6 +410,21 @@ class _Batch:
         n_g = int(self.groups.n_items[g])
         return self.cache.get(("weights", n_g, tuple(pairs)), lambda: _target_weights(pairs, n_g))
 
+    def fit_priors(self, estimators: Sequence[Estimator]) -> None:
+        """Fit the MLE-family P̂(R) that ``estimators`` need, all together
+        (:func:`~itemsampling.distributions.em_estimates`: one kernel, one pass per EM step)."""
+        wanted = {}
+        for est in map(_prior_estimator, estimators):
+            if est is not None and est.method in distributions.EM_METHODS and (
+                    np.ndim(self.sizes) == 0 or est.method == "adaptive_mle"):
+                wanted.setdefault((est.method, _freeze(est.options)), est)
+        todo = {key: est for key, est in wanted.items() if key not in self._fits}
+        if todo:
+            fits = distributions.em_estimates(
+                self.ranks, self.n_items, self.sizes, [(e.method, e.options) for e in todo.values()],
+                scheme=self.scheme, n_groups=self.n_groups, cache=self.cache)
+            self._fits.update(zip(todo, fits, strict=True))
+
     def _prior(self, est: Estimator) -> np.ndarray:
         """The fitted P̂(R) of a direct method, once per call for the same options."""
         key = (est.method, _freeze(est.options))
@@ -427,16 +445,18 @@ class _Batch:
         """The BV or MN operator of group g, with the prior the method names, and its cache key
         (None when the prior was fitted to this call's ranks)."""
         family, _, prior_method = est.method.partition("_")
-        opts = dict(est.options)
         n_g, n = int(self.groups.n_items[g]), self.sizes
         if prior_method:
-            own = set(_OPTIONS[prior_method])
-            prior_est = Estimator(prior_method, {k: opts.pop(k) for k in list(opts) if k in own})
+            prior_est = _prior_estimator(est)
+            opts = {k: v for k, v in est.options.items() if k not in prior_est.options}
             prior = _restrict(self._prior(prior_est), n_g)
             key = None  # a data-dependent prior: built for this call only
+            gram_key = ("gram", prior_est.method, _freeze(prior_est.options), n_g)
         else:
+            opts = dict(est.options)
             prior = self._given_prior(opts.pop("prior", None), g)
             key = (family, n_g, n, self.scheme, _freeze(opts), _digest(prior))
+            gram_key = None
         if family == "mn":
             users = int(self.groups.n_users[g])
             if "n_users" in opts:  # the given M, shared out in proportion to the groups' users
@@ -448,20 +468,44 @@ class _Batch:
 
         def build():
             kernel = self.cache.kernel(n_g, n, self.scheme)
+            gram = self._gram(g, prior, gram_key)
             if family == "bv":
-                return corrections.bv_operator(n_g, n, scheme=self.scheme, prior=prior, kernel=kernel, **opts)
-            users = opts.pop("n_users")
-            return corrections.mn_operator(n_g, n, users, scheme=self.scheme, prior=prior, kernel=kernel, **opts)
+                return corrections.bv_operator(n_g, n, scheme=self.scheme, prior=prior, kernel=kernel, gram=gram,
+                                               **opts)
+            spread = self.cache.get(("spread", n_g, n, self.scheme),
+                                    lambda: corrections.variance_gram(kernel, banded=self._banded(g)))
+            return corrections.mn_operator(n_g, n, scheme=self.scheme, prior=prior, kernel=kernel, gram=gram,
+                                           spread=spread, **opts)  # opts holds n_users
 
-        if key is None:
-            memo = ("operator", est.method, _freeze(est.options), g)
+        if key is None:  # one per call and distinct N_g (and M_g for MN)
+            memo = ("operator", est.method, _freeze(est.options), n_g, opts.get("n_users"))
             if memo not in self._fits:
                 self._fits[memo] = build()
             return self._fits[memo], None
         return self.cache.get(("operator", *key), build), key
 
+    def _banded(self, g: int) -> BandedKernel:
+        """The rank kernel of group g, banded (for the Gram matrices of BV and MN)."""
+        return self.cache.banded(int(self.groups.n_items[g]), self.sizes, self.scheme)
+
+    def _gram(self, g: int, prior: np.ndarray | None, memo: tuple | None) -> np.ndarray:
+        """Kᵀ diag(prior) K of group g, shared by the BV and MN operators with the same prior and
+        N_g: ``memo`` names a prior fitted in this call, None a fixed one (uniform if None)."""
+        n_g, n = int(self.groups.n_items[g]), self.sizes
+        p = np.full(n_g, 1.0 / n_g) if prior is None else prior
+
+        def build():
+            return corrections.weighted_gram(self.cache.kernel(n_g, n, self.scheme), p, banded=self._banded(g))
+
+        if memo is None:
+            return self.cache.get(("gram", n_g, n, self.scheme, _digest(prior)), build)
+        if memo not in self._fits:
+            self._fits[memo] = build()
+        return self._fits[memo]
+
     def _correction(self, est: Estimator, g: int, pairs) -> np.ndarray:
-        """M̂ of group g for every (metric, K), shape (n, m)."""
+        """M̂ of group g for every (metric, K), shape (n, m), of a correction that does not
+        depend on the sampled ranks (cached)."""
         n_g, n, method = int(self.groups.n_items[g]), self.sizes, est.method
         targets = tuple(pairs)
         if method == "sampled":
@@ -476,8 +520,6 @@ class _Batch:
                 lambda: corrections.cls(self._weights(g, pairs), n_g, n, prior=prior, scheme=self.scheme,
                                         kernel=self.cache.kernel(n_g, n, self.scheme)))
         operator, key = self._operator(est, g)
-        if key is None:
-            return operator.apply(self._weights(g, pairs))
         return self.cache.get(("applied", *key, targets), lambda: operator.apply(self._weights(g, pairs)))
 
     # -------------------------------------------------------------- results
@@ -491,7 +533,11 @@ class _Batch:
             raise ValueError(f"method {est.method!r} needs one sample_size for all users; per-user "
                              "sample sizes are supported by method 'adaptive_mle' only")
         counts = self._counts()
-        total = sum(counts[g] @ self._correction(est, g, pairs) for g in range(self.groups.n_groups))
+        if _prior_estimator(est) is None:
+            total = sum(counts[g] @ self._correction(est, g, pairs) for g in range(self.groups.n_groups))
+        else:  # an operator built for these ranks: Σ_r c(r) M̂(r) with one solve per group
+            total = sum(self._operator(est, g)[0].estimate(counts[g], self._weights(g, pairs))
+                        for g in range(self.groups.n_groups))
         return total / self.ranks.size
 
     def _mean_weights(self, pairs) -> np.ndarray:
@@ -536,6 +582,18 @@ def _warn_impossible(values, outside, labels, pairs) -> None:
         "mn and their variants) can do this by construction, mostly with few users or an unsuitable "
         "prior. Pass clip=True to clip to [0, 1], or prefer a rank-distribution method (mle, mes).",
         ImpossibleEstimateWarning, stacklevel=3)
+
+
+def _prior_estimator(est: Estimator) -> Estimator | None:
+    """The direct fit of P̂(R) that ``est`` uses: itself for ``mle`` ... ``adaptive_mle``, the
+    prior of ``bv_mle`` ... ``mn_mes`` (with the options that belong to it), else None."""
+    if est.method in _DIRECT:
+        return est
+    family, _, prior_method = est.method.partition("_")
+    if family not in ("bv", "mn") or not prior_method:
+        return None
+    own = set(_OPTIONS[prior_method])
+    return Estimator(prior_method, {k: v for k, v in est.options.items() if k in own})
 
 
 def _split_common(opts: dict) -> tuple[str, int | None, dict]:

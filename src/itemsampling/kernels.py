@@ -16,12 +16,14 @@ no overflow, no NaN and no negative probability; each row is renormalised to sum
 
 from __future__ import annotations
 
+import hashlib
 from collections import OrderedDict
 
 import numpy as np
 from scipy.special import gammaln, xlog1py, xlogy
 
 from ._validation import check_choice, check_n_items, check_sample_size
+from .em import BandedKernel
 
 __all__ = ["SCHEMES", "KernelCache", "kernel_columns", "log_kernel_block", "rank_kernel"]
 
@@ -213,6 +215,7 @@ class KernelCache:
         self.max_bytes = int(max_bytes)
         self._entries: OrderedDict = OrderedDict()  # key -> (value, bytes)
         self._total = 0
+        self._observed: tuple | None = None  # (key, value) of the last call of observed()
 
     def get(self, key, build):
         """The cached value of ``key``, or ``build()`` (stored if it fits in the budget)."""
@@ -234,10 +237,32 @@ class KernelCache:
         return self.get(("kernel", int(n_items), int(sample_size), scheme),
                         lambda: rank_kernel(n_items, sample_size, scheme))
 
+    def banded(self, n_items: int, sample_size: int, scheme: str = "binomial") -> BandedKernel:
+        """:meth:`kernel` stored as its band (:class:`~itemsampling.em.BandedKernel`), once per
+        (N, n, scheme)."""
+        return self.get(("banded", int(n_items), int(sample_size), scheme),
+                        lambda: BandedKernel(self.kernel(n_items, sample_size, scheme)))
+
+    def observed(self, n_items: int, sample_size: int, sampled_ranks, scheme: str = "binomial") -> BandedKernel:
+        """The banded columns P(r | R) at the sorted distinct ``sampled_ranks``, taken from
+        :meth:`banded` (:meth:`~itemsampling.em.BandedKernel.select_columns`). The last result
+        is kept (outside the budget, until a call with other ranks), so that the estimators of
+        one call on the same ranks (MLE, WMLE, MES) share it."""
+        ranks = np.asarray(sampled_ranks, dtype=np.int64)
+        key = (int(n_items), int(sample_size), scheme, hashlib.sha1(ranks.tobytes()).hexdigest())
+        if self._observed is None or self._observed[0] != key:
+            self._observed = (key, self.banded(n_items, sample_size, scheme).select_columns(ranks - 1))
+        return self._observed[1]
+
+    def fits(self, n_items: int, sample_size: int) -> bool:
+        """Whether the full ``(N, n)`` float64 kernel fits in the budget (else columns are
+        computed for each call by :func:`kernel_columns`)."""
+        return n_items * sample_size * 8 <= self.max_bytes
+
     def columns(self, n_items: int, sample_size: int, sampled_ranks, scheme: str = "binomial") -> np.ndarray:
         """Columns P(r | R) at ``sampled_ranks``, taken from the cached full kernel when it fits
         in the budget (then equal to :func:`rank_kernel`), else from :func:`kernel_columns`."""
-        if n_items * sample_size * 8 > self.max_bytes:
+        if not self.fits(n_items, sample_size):
             return kernel_columns(n_items, sample_size, sampled_ranks, scheme)
         return self.kernel(n_items, sample_size, scheme)[:, np.asarray(sampled_ranks, dtype=np.int64) - 1]
 
@@ -247,4 +272,6 @@ def _nbytes(value) -> int:
         return value.nbytes
     if isinstance(value, (tuple, list)):
         return sum(_nbytes(v) for v in value)
+    if isinstance(value, BandedKernel):
+        return value.stored_entries * 8
     return int(getattr(value, "nbytes", 0))

@@ -21,7 +21,7 @@ of the returned objective value. In the scaled variable ν = λ / (2√p) the du
 2I + (1/η) Bᵀ(diag π − ππᵀ)B with B = K diag(2√p), whose eigenvalues lie in [2, 2 + 1/η], so
 damped Newton (Cholesky of a d x d matrix, Armijo backtracking) converges globally and
 quadratically near the optimum. Products with K use its band (:class:`~itemsampling.em.BandedKernel`,
-entries above 1e-20 of their row maximum), and the Hessian is accumulated tile by tile with
+entries above 1e-20 of their row maximum), and the Hessian is accumulated panel by panel with
 symmetric rank-k updates, so a step costs far less than the dense N x d² product.
 """
 
@@ -95,8 +95,8 @@ def mes_objective_value(weights, kernel, p_tilde, eta: float) -> float:
 class _ScaledDual:
     """φ(ν) = −g(2√p ⊙ ν), its gradient and Hessian, and the primal point π(ν)."""
 
-    def __init__(self, kernel: np.ndarray, p: np.ndarray, eta: float):
-        self.K = BandedKernel(kernel)
+    def __init__(self, kernel, p: np.ndarray, eta: float):
+        self.K = kernel if isinstance(kernel, BandedKernel) else BandedKernel(np.asarray(kernel, dtype=np.float64))
         self.p, self.eta = p, eta
         self.scale = 2.0 * np.sqrt(p)  # λ = scale * ν
         self.linear = self.scale * p  # λ·p = linear·ν
@@ -126,7 +126,7 @@ class _ScaledDual:
 
 
 def solve_mes(
-    kernel: np.ndarray,
+    kernel: np.ndarray | BandedKernel,
     p_tilde,
     eta: float,
     *,
@@ -137,8 +137,9 @@ def solve_mes(
 
     Parameters
     ----------
-    kernel : numpy.ndarray
-        ``(N, d)`` columns P(r_j | R) of the observed sampled ranks.
+    kernel : numpy.ndarray or BandedKernel
+        ``(N, d)`` columns P(r_j | R) of the observed sampled ranks (banded already, or banded
+        here).
     p_tilde : array_like
         ``(d,)`` empirical probabilities P̃(r_j) > 0 (summing to 1).
     eta : float
@@ -153,9 +154,8 @@ def solve_mes(
     -------
     MESResult
     """
-    K = np.asarray(kernel, dtype=np.float64)
     p = np.asarray(p_tilde, dtype=np.float64)
-    dual = _ScaledDual(K, p, float(eta))
+    dual = _ScaledDual(kernel, p, float(eta))
     nu = np.zeros(p.size)
     phi, pi, log_pi = dual.evaluate(nu)
     f, q = dual.primal(pi, log_pi)
