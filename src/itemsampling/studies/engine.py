@@ -17,6 +17,11 @@ exactly the hypergeometric law of r given R_u, so ``actual`` needs no rescoring 
 n and the repeat: a chunk of repeats reruns alone and gives the same bytes, and adding a model,
 a sample size or repeats changes none of the other draws.
 
+**Intervals.** With ``interval`` (a level in (0, 1)) every estimate gets a confidence interval
+(:mod:`itemsampling.intervals`): the table then has the columns ``level``, ``se``, ``lower`` and
+``upper`` after ``estimate``, and :func:`itemsampling.intervals.interval_coverage` gives their
+coverage of ``exact`` over the repeats. A bootstrap draws from the draw's own generator.
+
 **Reuse.** One :class:`~itemsampling.kernels.KernelCache` serves all draws (and may be shared
 between calls): kernels and fixed-prior corrections are computed once per (N_g, n, scheme),
 and each draw fits every prior once (:func:`~itemsampling.estimators.estimate_many`).
@@ -34,6 +39,7 @@ from tqdm import tqdm
 from .._validation import check_choice, check_positive_integer, check_ranks, check_seed
 from ..candidates import DEFAULT_N_GROUPS
 from ..estimators import Estimator, estimate_many
+from ..intervals import interval_spec
 from ..kernels import KernelCache
 from ..metrics import global_metrics
 from ..simulation import sample_ranks
@@ -87,6 +93,8 @@ def repeat_estimates(
     n_groups: int | None = DEFAULT_N_GROUPS,
     cache: KernelCache | None = None,
     progress: bool | None = None,
+    interval: float | None = None,
+    interval_method: str | None = None,
 ) -> pd.DataFrame:
     """Sample, estimate and tabulate: every scheme x sample size x repeat x estimator x target.
 
@@ -118,11 +126,16 @@ def repeat_estimates(
         Shared with other calls at the same N and n to reuse kernels and operators.
     progress : bool or None
         Progress bar (None: only when interactive).
+    interval : float, optional
+        Confidence level of an interval around every estimate (see the module docstring).
+    interval_method : {"analytic", "bootstrap"}, optional
+        How the interval is computed (default analytic; :func:`itemsampling.estimate`).
 
     Returns
     -------
     pandas.DataFrame
-        The columns of :data:`RUN_COLUMNS`, in the order scheme, n, repeat, estimator, target.
+        The columns of :data:`RUN_COLUMNS` (with ``interval``, also ``level``, ``se``,
+        ``lower`` and ``upper``), in the order scheme, n, repeat, estimator, target.
     """
     missing = [key for key in LABELS if key not in labels]
     if missing:
@@ -134,6 +147,8 @@ def repeat_estimates(
         raise ValueError(f"first_repeat must be an integer >= 0, got {first_repeat!r}")
     if not schemes or not sizes:
         raise ValueError("schemes and sample_sizes must each name at least one value")
+    spec = interval_spec(interval, interval_method)  # checked before any draw
+    bootstrap = spec is not None and spec.method == "bootstrap"
     n_users = np.asarray(global_ranks).size
     per_user = np.broadcast_to(np.asarray(n_items), (n_users,)) if np.ndim(n_items) else n_items
     R = check_ranks(global_ranks, per_user, name="global_ranks")
@@ -148,7 +163,8 @@ def repeat_estimates(
         rng = np.random.default_rng(derive_seed(seed, *key, scheme, n, repeat))
         sampled = sample_ranks(R, n_items, n, rng=rng, scheme=draw)
         table = estimate_many(sampled, n_items, n, estimators, targets=targets, scheme=kernel,
-                              n_groups=n_groups, cache=cache, warn=False)  # raw values, as defined
+                              n_groups=n_groups, cache=cache, warn=False,  # raw values, as defined
+                              interval=interval, interval_method=interval_method, seed=rng if bootstrap else None)
         blocks.append((scheme, n, repeat, table))
     first = blocks[0][3]
     rows = len(first)
@@ -163,4 +179,9 @@ def repeat_estimates(
         "estimate": np.concatenate([b[3]["estimate"].to_numpy() for b in blocks]),
         "exact": np.tile(exact, len(blocks) * len(estimators)),
     })
+    if interval is not None:
+        out.insert(out.columns.get_loc("estimate") + 1, "level", float(interval))
+        for offset, name in enumerate(("se", "lower", "upper"), start=2):
+            out.insert(out.columns.get_loc("estimate") + offset, name,
+                       np.concatenate([b[3][name].to_numpy() for b in blocks]))
     return out
