@@ -376,9 +376,7 @@ def estimate_many(
     batch = _Batch.build(sampled_ranks, n_items, sample_size, scheme, n_groups,
                          KernelCache() if cache is None else cache, per_user_sizes=per_user)
     values = np.vstack([batch.values(e, pairs) for e in estimators])
-    bounds = {} if spec is None else dict(zip(("se", "lower", "upper"),
-                                              intervals.batch_intervals(batch, estimators, pairs, values, spec),
-                                              strict=True))
+    bounds = {} if spec is None else intervals.batch_intervals(batch, estimators, pairs, values, spec)
     outside = (values < -_RANGE_TOL) | (values > 1 + _RANGE_TOL)
     if clip:
         values = np.clip(values, 0.0, 1.0)

@@ -9,28 +9,31 @@ sample size, sampled rank). Its interval comes from the per-user *influence valu
     se² = Σ_u (ψ_u − ψ̄_{g(u)})² / (M (M − G)),    interval  θ̂ ± z_{(1+level)/2} se,
 
 with ψ̄_g the mean over the users of candidate group g (G groups; users are resampled within
-their group, because N_u is known and not random). This is the infinitesimal jackknife, the
-linearisation of the bootstrap over users.
+their group, because N_u is known and not random). This is the infinitesimal jackknife
+(Jaeckel 1972; Efron 1982, ch. 6), the linearisation of the bootstrap over users.
 
-======================= ==================================================================
-estimator               ψ_u
-======================= ==================================================================
-``sampled``,            the corrected metric M̂_g(r_u) of the user's group: the estimate is
-``rank_estimate``,      a mean over users, and the interval is the central limit theorem,
-``cls``, ``bv``, ``mn`` exact in cost (KDD'20 eq. 20, 21, 25; AAAI'23 eq. 11)
-``mle``, ``wmle``,      derivative of the estimate through the EM steps actually run
-``adaptive_mle``        (reverse mode; AAAI'21 eq. 21, 23; AAAI'23 App. G eq. 22)
-``mes``                 implicit function theorem on the optimality conditions of the dual
-                        problem (AAAI'21 eq. 26-27; see :mod:`itemsampling.mes`)
-``bv_mle`` ... ``mn_mes`` M̂_g(r_u) plus the derivative through the fitted prior
-                        (AAAI'23 eq. 11 with the MLE or MES prior)
-======================= ==================================================================
+=========================== ==============================================================
+estimator                   ψ_u
+=========================== ==============================================================
+``sampled``,                the corrected metric M̂_g(r_u) of the user's group: the estimate
+``rank_estimate``, ``cls``, is a mean over users and the interval is the central limit
+``bv``, ``mn``              theorem, exact in cost (KDD'20 eq. 20, 21, 25; AAAI'23 eq. 11)
+``mle``, ``wmle``,          derivative of the estimate through the EM steps actually run
+``adaptive_mle``            (reverse mode; AAAI'21 eq. 21, 23; AAAI'23 App. G eq. 22)
+``mes``                     implicit function theorem on the optimality conditions of the
+                            dual problem (AAAI'21 eq. 26-27; :mod:`itemsampling.mes`)
+``bv_mle``, ``bv_mes``,     M̂_g(r_u) plus the derivative through the fitted prior
+``mn_mle``, ``mn_mes``      (AAAI'23 eq. 11 with the MLE or MES prior)
+=========================== ==============================================================
+
+Estimators fitted to the same prior share one linearisation of the fit, and its cost grows
+with the rank of their targets' weights (at most 50 for any number of metrics with K <= 50).
 
 ``interval_method="bootstrap"`` instead refits every estimator on ``n_bootstrap`` resamples of
 the users (within their group; percentile interval, ``se`` is the standard deviation of the
-replicates). Refits start from the papers' start: the MLE family runs a fixed number of EM
-steps from the uniform distribution and is not converged, so a warm start would be another
-estimator.
+replicates). Refits start where the estimators start: the MLE family runs a fixed number of
+EM steps from the uniform distribution and is not converged, so a warm start from the full
+fit would be another estimator (and the MES solver always starts from its dual origin).
 
 **What the interval covers.** It is centred on the estimate and its width is the estimate's
 standard deviation when the users are a sample (of the users a recommender serves) and the
@@ -71,7 +74,9 @@ from .em import DEFAULT_MAX_ITER, DEFAULT_TOL, BandedKernel
 from .kernels import KernelCache
 
 __all__ = [
+    "COVERAGE_KEYS",
     "DEFAULT_N_BOOTSTRAP",
+    "DEFAULT_SEED",
     "INTERVAL_METHODS",
     "IntervalSpec",
     "influence_values",
@@ -154,7 +159,7 @@ def _listed(names: list[str]) -> str:
 # ----------------------------------------------------------------------------- entry points
 
 
-def batch_intervals(batch, estimators, pairs, values: np.ndarray, spec: IntervalSpec):
+def batch_intervals(batch, estimators, pairs, values: np.ndarray, spec: IntervalSpec) -> dict[str, np.ndarray]:
     """``se``, ``lower`` and ``upper`` of every estimator and (metric, K), each ``(E, m)``.
 
     ``batch`` is the validated call of :func:`itemsampling.estimate_many` (its fits, kernels and
@@ -164,10 +169,10 @@ def batch_intervals(batch, estimators, pairs, values: np.ndarray, spec: Interval
         replicates = _bootstrap(batch, estimators, pairs, spec)
         tail = (1 - spec.level) / 2
         lower, upper = np.quantile(replicates, [tail, 1 - tail], axis=0)
-        return replicates.std(axis=0, ddof=1), lower, upper
+        return {"se": replicates.std(axis=0, ddof=1), "lower": lower, "upper": upper}
     obs = _Observations.build(batch)
     se = np.vstack([obs.standard_error(psi) for psi in _influences(batch, obs, estimators, pairs)])
-    return se, values - spec.z * se, values + spec.z * se
+    return {"se": se, "lower": values - spec.z * se, "upper": values + spec.z * se}
 
 
 def influence_values(sampled_ranks, n_items, sample_size, estimator, metrics=("recall", "ndcg", "ap"),
