@@ -299,3 +299,15 @@ def test_bad_interval_options_are_rejected(kwargs, message):
 def test_an_interval_needs_more_users_than_groups():
     with pytest.raises(ValueError, match="more users"):
         estimate([1, 2], [50, 60], 10, "bv", interval=0.9)
+
+
+def test_analytic_interval_refuses_an_em_fit_it_does_not_replay(monkeypatch):
+    """The linearisation replays plain EM; if the fitted prior came from elsewhere it says so."""
+    from itemsampling import estimators
+
+    def other_fit(ranks, n_items, *args, **kwargs):
+        return np.full(n_items, 1.0 / n_items)
+
+    monkeypatch.setitem(estimators._DIRECT_FUNCTIONS, "mle", other_fit)
+    with pytest.raises(RuntimeError, match="interval_method='bootstrap'"):
+        estimate(_one_sample(n_users=200), N_ITEMS, SAMPLE_SIZE, "mle", "recall", [10], interval=0.9)

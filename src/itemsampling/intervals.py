@@ -92,6 +92,8 @@ DEFAULT_N_BOOTSTRAP = 200
 DEFAULT_SEED = 0
 #: columns that identify one interval in a table of repeats (those present are used)
 COVERAGE_KEYS = ("dataset", "model", "protocol", "scheme", "sample_size", "estimator", "metric", "k", "level")
+#: estimators whose estimate is Σ_R π̂_R W(R) for a fitted π̂
+_FITTED = ("mle", "wmle", "mes", "adaptive_mle")
 _BV_GAMMA = inspect.signature(corrections.bv_operator).parameters["gamma"].default
 
 
@@ -295,15 +297,21 @@ def _influences(batch, obs: _Observations, estimators, pairs) -> list[np.ndarray
         psi, fit = _linear_part(batch, obs, est, pairs)
         out.append(psi)
         if fit is not None:
-            key, options, adjoint = fit
-            requests.setdefault(key, (options, []))[1].append((i, adjoint))
-    for (kind, _), (options, items) in requests.items():
+            prior_est, adjoint = fit
+            requests.setdefault(_fit_key(prior_est), (prior_est, []))[1].append((i, adjoint))
+    for prior_est, items in requests.values():
         basis, coefficients = _column_space(np.hstack([adjoint for _, adjoint in items]))
-        if kind == "mes":
-            fit = _MESFit.build(batch, options, batch._prior(_estimators.Estimator("mes", options)))
-            psi = fit.influence(obs, basis) @ coefficients
+        fitted = batch._prior(prior_est)
+        if prior_est.method == "mes":
+            psi = _MESFit.build(batch, prior_est.options, fitted).influence(obs, basis) @ coefficients
         else:
-            psi = _EMFit.run(batch, obs, options, kind == "wmle").influence(basis) @ coefficients
+            fit = _EMFit.run(batch, obs, prior_est.options, prior_est.method == "wmle")
+            if not np.allclose(fit.pi, fitted, rtol=1e-8, atol=1e-12):
+                raise RuntimeError(
+                    f"the analytic interval of {prior_est.method} differentiates the EM steps of AAAI'21 "
+                    "eq. 21/23, but the estimator's fit differs from them; use interval_method='bootstrap'"
+                )
+            psi = fit.influence(basis) @ coefficients
         first = 0
         for i, adjoint in items:
             out[i] = out[i] + psi[:, first:first + adjoint.shape[1]]
@@ -312,26 +320,23 @@ def _influences(batch, obs: _Observations, estimators, pairs) -> list[np.ndarray
 
 
 def _linear_part(batch, obs: _Observations, est, pairs):
-    """ψ of an estimator with its fitted π̂ held fixed, and (fit key, fit options, ∂θ/∂π̂) of that fit."""
-    method = est.method
-    if method in ("mle", "wmle", "adaptive_mle", "mes"):
-        kind = "mle" if method == "adaptive_mle" else method
+    """ψ of an estimator with its fitted π̂ held fixed, and (the estimator of π̂, ∂θ/∂π̂)."""
+    if est.method in _FITTED:
         adjoint = _pad(batch._mean_weights(pairs), batch.groups.max_items)
-        return np.zeros((obs.rank.size, len(pairs))), (_fit_key(kind, est.options), est.options, adjoint)
+        return np.zeros((obs.rank.size, len(pairs))), (est, adjoint)
     psi = _corrected(batch, obs, est, pairs)
-    family, _, prior_method = method.partition("_")
+    family, _, prior_method = est.method.partition("_")
     if prior_method not in ("mle", "mes"):
         return psi, None  # a fixed correction: the estimate is linear in the counts
     own = {k: v for k, v in est.options.items() if k in _estimators.method_options(prior_method)}
-    fitted = batch._prior(_estimators.Estimator(prior_method, own))
-    adjoint = _prior_adjoint(batch, est, pairs, family, fitted)
-    return psi, (_fit_key(prior_method, own), own, adjoint)
+    prior_est = _estimators.Estimator(prior_method, own)
+    return psi, (prior_est, _prior_adjoint(batch, est, pairs, family, batch._prior(prior_est)))
 
 
-def _fit_key(kind: str, options) -> tuple:
-    """A hashable key of a fit: its kind and options (arrays by their bytes)."""
-    return kind, tuple(sorted((k, np.asarray(v).tobytes() if isinstance(v, (np.ndarray, list)) else v)
-                              for k, v in options.items()))
+def _fit_key(est) -> tuple:
+    """A hashable key of a fit: its method and options (arrays by their bytes)."""
+    return est.method, tuple(sorted((k, np.asarray(v).tobytes() if isinstance(v, (np.ndarray, list)) else v)
+                                    for k, v in est.options.items()))
 
 
 def _column_space(adjoint: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
