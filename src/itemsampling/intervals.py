@@ -69,7 +69,7 @@ from tqdm import tqdm
 from . import corrections
 from . import estimators as _estimators  # circular: only used at call time
 from ._validation import as_generator, check_choice, check_distribution, check_positive_integer
-from .distributions import DEFAULT_ETA, wmle_weights
+from .distributions import DEFAULT_C, DEFAULT_ETA, wmle_weights
 from .em import DEFAULT_MAX_ITER, DEFAULT_TOL, BandedKernel
 from .kernels import KernelCache
 
@@ -391,7 +391,7 @@ class _EMFit:
         blocks = [(first, batch.cache.columns(int(batch.groups.n_items[g]), n, obs.rank[first:stop], batch.scheme))
                   for first, stop, g, n in obs.blocks()]
         kernel = BandedKernel.from_blocks(blocks, n_rows, obs.rank.size)
-        weights = (wmle_weights(obs.rank, options.get("weight", "ndcg"), options.get("c", 10.0)) if weighted
+        weights = (wmle_weights(obs.rank, options.get("weight", "ndcg"), options.get("c", DEFAULT_C)) if weighted
                    else np.ones(obs.rank.size))
         c = obs.count * weights
         frac = c / c.sum()
@@ -470,7 +470,7 @@ class _MESFit:
         for n_g, share in zip(groups.n_items.tolist(), groups.fractions, strict=True):
             kernel[:n_g] += share * batch.cache.columns(n_g, n, ranks, batch.scheme)
         eta = options.get("eta", DEFAULT_ETA)
-        if options.get("eta_scale", "paper") == "code":
+        if options.get("eta_scale", "paper").lower() == "code":
             eta = eta / n
         return cls(kernel, ranks, counts / batch.ranks.size, pi, float(eta))
 
@@ -529,8 +529,8 @@ def _bootstrap(batch, estimators: Sequence, pairs, spec: IntervalSpec) -> np.nda
     for b in tqdm(range(spec.n_bootstrap), desc="bootstrap", disable=None, leave=False):
         users = order[starts[slot_group] + rng.integers(0, groups.n_users[slot_group])]
         sizes = batch.sizes if np.ndim(batch.sizes) == 0 else batch.sizes[users]
-        table = _estimators.estimate_many(batch.ranks[users], n_items if np.ndim(n_items) == 0 else n_items[users], sizes,
-                              estimators, targets=pairs, scheme=batch.scheme, n_groups=None, cache=batch.cache,
-                              warn=False)
+        table = _estimators.estimate_many(
+            batch.ranks[users], n_items if np.ndim(n_items) == 0 else n_items[users], sizes, estimators,
+            targets=pairs, scheme=batch.scheme, n_groups=None, cache=batch.cache, warn=False)
         out[b] = table["estimate"].to_numpy().reshape(len(estimators), len(pairs))
     return out
