@@ -234,3 +234,28 @@ def test_clip_keeps_estimates_in_the_metric_range(tmp_path, capsys):
     status, out, _ = _run(["estimate", path, "--n-items", 3000, "--sample-size", 100, "--method", "bv", "--clip"], capsys)
     assert status == 0
     assert pd.read_csv(io.StringIO(out))["estimate"].between(0, 1).all()
+
+
+@pytest.mark.parametrize(
+    ("flags", "options"),
+    [
+        (["--interval", "0.9"], {"interval": 0.9}),
+        (["--interval", "0.8", "--interval-method", "bootstrap", "--n-bootstrap", "30", "--seed", "4"],
+         {"interval": 0.8, "interval_method": "bootstrap", "n_bootstrap": 30, "seed": 4}),
+    ],
+)
+def test_interval_flags_add_the_columns_of_the_python_api(flags, options, ranks_csv, ranks, capsys):
+    status, stdout, _ = _run(["estimate", ranks_csv, "--n-items", N_ITEMS, "--sample-size", SAMPLE_SIZE,
+                              "--method", "mn_mle", "--metric", "ndcg", "--k", "5,20", *flags], capsys)
+    assert status == 0
+    got = pd.read_csv(io.StringIO(stdout))
+    expected = estimate(ranks, N_ITEMS, SAMPLE_SIZE, "mn_mle", "ndcg", [5, 20], **options)
+    assert list(got.columns) == ["metric", "k", "estimate", "se", "lower", "upper"]
+    np.testing.assert_allclose(got[["estimate", "se", "lower", "upper"]], expected[["estimate", "se", "lower", "upper"]],
+                               rtol=1e-9)
+
+
+def test_bootstrap_flags_without_the_bootstrap_method_are_an_error(ranks_csv, capsys):
+    status, _, stderr = _run(["estimate", ranks_csv, "--n-items", N_ITEMS, "--sample-size", SAMPLE_SIZE,
+                              "--interval", "0.9", "--n-bootstrap", "50"], capsys)
+    assert status == 2 and "n_bootstrap applies only with interval_method='bootstrap'" in stderr

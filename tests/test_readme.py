@@ -45,6 +45,9 @@ def test_python_example_gives_the_numbers_it_claims(readme_namespace):
     assert readme_namespace["p_hat"][:50].sum() == pytest.approx(0.486, abs=5e-4)
     assert exact["recall", 50] == pytest.approx(0.486, abs=5e-4)
     assert np.abs(table.to_numpy() - exact.to_numpy()).max() < 0.03
+    bounds = readme_namespace["bounds"].iloc[0]
+    assert (bounds["lower"], bounds["upper"]) == pytest.approx((0.103, 0.149), abs=5e-4)
+    assert bounds["lower"] <= exact["recall", 10] <= bounds["upper"]
 
 
 def test_score_matrix_example_gives_the_numbers_it_claims(readme_namespace):

@@ -13,6 +13,7 @@ The public API (ranks are 1-based everywhere):
 ``rank_distribution(sampled_ranks, n_items, n, method)``     estimate of P(R) (MLE, MES, ...)
 ``estimate(sampled_ranks, n_items, n, method, metrics, ks)`` estimated global metrics
 ``estimate_many(sampled_ranks, n_items, n, estimators)``     several estimators sharing their work
+``estimate(..., interval=0.95)``                             confidence intervals (:mod:`.intervals`)
 ``sampled_ranks_from_scores(scores, target_column, rng)``    sampled ranks r_u from a score matrix
 ``evaluate_adaptive(score, test_items, n_items, n0, n_max)`` adaptive evaluation of a live scorer
 =========================================================== ===========================================

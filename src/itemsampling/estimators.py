@@ -68,7 +68,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from . import corrections, distributions
+from . import corrections, distributions, intervals
 from ._validation import (
     check_choice,
     check_distribution,
@@ -228,6 +228,11 @@ def estimate(
     metrics: Sequence[str] | str = ("recall", "ndcg", "ap"),
     ks: Iterable[int | None] | int | None = range(1, 51),
     clip: bool = False,
+    *,
+    interval: float | None = None,
+    interval_method: str | None = None,
+    n_bootstrap: int | None = None,
+    seed=None,
     **opts,
 ) -> pd.DataFrame:
     """Estimate global ``metric@K`` for many metrics and cut-offs from sampled ranks.
@@ -264,14 +269,25 @@ def estimate(
         Clip estimates to the range [0, 1] of every metric. By default the value of the
         method's definition is returned, and an :class:`ImpossibleEstimateWarning` says which
         estimates lie outside [0, 1] (see "Impossible estimates" in the module docstring).
+    interval : float, optional
+        Confidence level in (0, 1), e.g. 0.95: add the columns ``se``, ``lower`` and ``upper``
+        (:mod:`itemsampling.intervals`, which says what the interval covers).
+    interval_method : {"analytic", "bootstrap"}, optional
+        ``analytic`` (default): θ̂ ± z·se from the users' influence values (the central limit
+        theorem for the linear corrections, the delta method for fitted estimators);
+        ``bootstrap``: percentile interval of refits on resampled users.
+    n_bootstrap : int, optional
+        Bootstrap replicates (default 200).
+    seed : int or numpy.random.Generator, optional
+        Seed of the bootstrap (default 0: the same interval every time).
     **opts
         Options of the method (see the module docstring and :func:`method_options`).
 
     Returns
     -------
     pandas.DataFrame
-        Columns ``metric``, ``k`` (nullable integer) and ``estimate``, one row per (metric, K)
-        in the order given.
+        Columns ``metric``, ``k`` (nullable integer) and ``estimate`` (and with ``interval``
+        ``se``, ``lower``, ``upper``), one row per (metric, K) in the order given.
 
     Examples
     --------
@@ -291,7 +307,8 @@ def estimate(
             f"allowed: {', '.join(method_options(method))}"
         )
     table = estimate_many(sampled_ranks, n_items, sample_size, [Estimator(method, opts)], metrics, ks,
-                          scheme=scheme, n_groups=n_groups, clip=clip)
+                          scheme=scheme, n_groups=n_groups, clip=clip, interval=interval,
+                          interval_method=interval_method, n_bootstrap=n_bootstrap, seed=seed)
     return table.drop(columns="estimator")
 
 
@@ -309,6 +326,10 @@ def estimate_many(
     cache: KernelCache | None = None,
     clip: bool = False,
     warn: bool = True,
+    interval: float | None = None,
+    interval_method: str | None = None,
+    n_bootstrap: int | None = None,
+    seed=None,
 ) -> pd.DataFrame:
     """Several estimators on the same sampled ranks, sharing all the work they have in common.
 
@@ -337,26 +358,32 @@ def estimate_many(
     warn : bool
         Warn (:class:`ImpossibleEstimateWarning`) when unclipped estimates lie outside [0, 1];
         studies that record the methods' raw values turn this off.
+    interval, interval_method, n_bootstrap, seed
+        Confidence intervals, as in :func:`estimate` (the bootstrap refits all the estimators
+        on the same resamples of the users).
 
     Returns
     -------
     pandas.DataFrame
-        Columns ``estimator`` (the labels), ``metric``, ``k`` and ``estimate``, one row per
-        estimator and (metric, K).
+        Columns ``estimator`` (the labels), ``metric``, ``k`` and ``estimate`` (and with
+        ``interval`` ``se``, ``lower``, ``upper``), one row per estimator and (metric, K).
     """
     estimators = list(estimators)
     labels = [e.label for e in estimators]
     if not estimators or len(set(labels)) != len(labels):
         raise ValueError(f"estimators must be a non-empty sequence of Estimator with distinct labels, got {labels}")
     pairs = _metric_k_pairs(metrics, ks) if targets is None else _explicit_pairs(targets)
+    spec = intervals.interval_spec(interval, interval_method, n_bootstrap, seed)
     per_user = any(e.method == "adaptive_mle" for e in estimators)
     batch = _Batch.build(sampled_ranks, n_items, sample_size, scheme, n_groups,
                          KernelCache() if cache is None else cache, per_user_sizes=per_user)
     batch.fit_priors(estimators)
     values = np.vstack([batch.values(e, pairs) for e in estimators])
+    bounds = {} if spec is None else intervals.batch_intervals(batch, estimators, pairs, values, spec)
     outside = (values < -_RANGE_TOL) | (values > 1 + _RANGE_TOL)
     if clip:
         values = np.clip(values, 0.0, 1.0)
+        bounds.update({k: np.clip(bounds[k], 0.0, 1.0) for k in ("lower", "upper") if k in bounds})
     elif warn and outside.any():
         _warn_impossible(values, outside, labels, pairs)
     out = pd.DataFrame({
@@ -364,6 +391,7 @@ def estimate_many(
         "metric": [m for m, _ in pairs] * len(estimators),
         "k": [k for _, k in pairs] * len(estimators),
         "estimate": values.ravel(),
+        **{name: column.ravel() for name, column in bounds.items()},
     })
     out["k"] = out["k"].astype("Int64")
     return out

@@ -1,15 +1,17 @@
 """``itemsampling estimate``: estimate global top-K metrics from a CSV file of sampled ranks.
 
 ``itemsampling estimate RANKS.csv --n-items N --sample-size n [--method mn_mes]
-[--metric ndcg ...] [--k 10 | --k 1-50 | --k 1,5,10 ...] [method options] [--clip] [--output FILE]``
+[--metric ndcg ...] [--k 10 | --k 1-50 | --k 1,5,10 ...] [method options] [--clip]
+[--interval 0.95 [--interval-method bootstrap --n-bootstrap B --seed S]] [--output FILE]``
 
 RANKS.csv has a column named ``rank``: the 1-based rank of each test user's held-out item
 among the n items of its sample set (the item itself and n - 1 sampled items); a blank line is
 an error. An optional column ``sample_size`` gives each user's own n (adaptive sampling; needs
 ``--method adaptive_mle``). An optional column ``n_candidates`` gives each user's number of
 candidate items N_u (the ``unseen`` protocol) in place of ``--n-items``. Use ``-`` to read the
-CSV from standard input. The result is a CSV table with the columns ``metric, k, estimate``,
-written to standard output or to ``--output``.
+CSV from standard input. The result is a CSV table with the columns ``metric, k, estimate``
+(and with ``--interval`` the standard error and confidence bounds ``se, lower, upper``; see
+:mod:`itemsampling.intervals`), written to standard output or to ``--output``.
 
 Every option of :func:`itemsampling.estimate` except ``progress`` has a flag: ``--scheme``,
 ``--n-groups``, ``--gamma``, ``--prior``, ``--n-users``, ``--eta``, ``--eta-scale``, ``--weight``, ``--c``,
@@ -31,6 +33,7 @@ import pandas as pd
 
 from ..distributions import ETA_SCALES, WMLE_WEIGHTS
 from ..estimators import METHODS, estimate, method_options
+from ..intervals import DEFAULT_N_BOOTSTRAP, INTERVAL_METHODS
 from ..kernels import SCHEMES
 from ..metrics import METRICS
 from ._common import check_output_file, plain_text
@@ -72,6 +75,7 @@ def register(subparsers) -> None:
     parser.add_argument("--clip", action="store_true",
                         help="clip estimates to [0, 1] (by default values outside, which linear "
                              "corrections can give, are reported as they are, with a warning)")
+    _add_interval_options(parser)
     parser.add_argument("--output", metavar="FILE",
                         help="write the CSV table to FILE instead of stdout; the folder of FILE must "
                              "exist and an existing FILE is overwritten")
@@ -101,6 +105,19 @@ def _add_estimator_options(parser: argparse.ArgumentParser) -> None:
     for name in ESTIMATOR_OPTIONS:
         kwargs, text = described[name]
         parser.add_argument(_flag(name), **kwargs, help=f"{text}; methods: {', '.join(_methods_using(name))}")
+
+
+def _add_interval_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--interval", type=float, metavar="LEVEL",
+                        help="add a confidence interval at this level in (0, 1), e.g. 0.95: columns "
+                             "se, lower, upper")
+    parser.add_argument("--interval-method", choices=INTERVAL_METHODS,
+                        help="analytic (default: central limit theorem / delta method on the users' "
+                             "influence values) or bootstrap (refits on resampled users)")
+    parser.add_argument("--n-bootstrap", type=int, metavar="B",
+                        help=f"bootstrap replicates (default {DEFAULT_N_BOOTSTRAP}); bootstrap only")
+    parser.add_argument("--seed", type=int, metavar="S",
+                        help="seed of the bootstrap (default 0); bootstrap only")
 
 
 def _flag(name: str) -> str:
@@ -280,7 +297,9 @@ def _run(args) -> int:
     sample_size = _sample_size(table, args.sample_size, args.method)
     ks = np.concatenate(args.k).tolist() if args.k else parse_ks(DEFAULT_KS)
     result = estimate(table["rank"].to_numpy(), n_items, sample_size, args.method,
-                      metrics=args.metric or DEFAULT_METRICS, ks=ks, clip=args.clip, **options)
+                      metrics=args.metric or DEFAULT_METRICS, ks=ks, clip=args.clip, interval=args.interval,
+                      interval_method=args.interval_method, n_bootstrap=args.n_bootstrap, seed=args.seed,
+                      **options)
     if args.output:
         result.to_csv(args.output, index=False)
     else:

@@ -17,6 +17,12 @@ exactly the hypergeometric law of r given R_u, so ``actual`` needs no rescoring 
 n and the repeat: a chunk of repeats reruns alone and gives the same bytes, and adding a model,
 a sample size or repeats changes none of the other draws.
 
+**Intervals.** With ``interval`` (a level in (0, 1)) every estimate gets a confidence interval
+(:mod:`itemsampling.intervals`): the table then has the columns ``level``, ``se``, ``lower`` and
+``upper`` after ``estimate``, and :func:`itemsampling.intervals.interval_coverage` gives their
+coverage of ``exact`` over the repeats. A bootstrap resamples users with its own generator,
+seeded like the draw (with the key ``bootstrap`` added).
+
 **Reuse.** One :class:`~itemsampling.kernels.KernelCache` serves all draws (and may be shared
 between calls): kernels and fixed-prior corrections are computed once per (N_g, n, scheme),
 and each draw fits every prior once (:func:`~itemsampling.estimators.estimate_many`).
@@ -46,6 +52,7 @@ from tqdm import tqdm
 from .._validation import check_choice, check_positive_integer, check_ranks, check_seed
 from ..candidates import DEFAULT_N_GROUPS
 from ..estimators import Estimator, estimate_many
+from ..intervals import interval_spec
 from ..kernels import KernelCache
 from ..metrics import global_metrics
 from ..simulation import adaptive_sample_ranks, sample_ranks
@@ -118,6 +125,8 @@ def repeat_estimates(
     cache: KernelCache | None = None,
     progress: bool | None = None,
     timing: bool = False,
+    interval: float | None = None,
+    interval_method: str | None = None,
 ) -> pd.DataFrame:
     """Sample, estimate and tabulate: every scheme x sample size x repeat x estimator x target.
 
@@ -152,11 +161,16 @@ def repeat_estimates(
     timing : bool
         Add a column ``seconds``: the wall time of each draw (sampling and estimation), on
         every row of the draw. It varies between runs; leave it out of deterministic tables.
+    interval : float, optional
+        Confidence level of an interval around every estimate (see the module docstring).
+    interval_method : {"analytic", "bootstrap"}, optional
+        How the interval is computed (default analytic; :func:`itemsampling.estimate`).
 
     Returns
     -------
     pandas.DataFrame
-        The columns of :data:`RUN_COLUMNS` (and ``seconds``), in the order scheme, n, repeat,
+        The columns of :data:`RUN_COLUMNS` (with ``interval``, also ``level``, ``se``,
+        ``lower`` and ``upper``; with ``timing``, ``seconds``), in the order scheme, n, repeat,
         estimator, target.
     """
     missing = [key for key in LABELS if key not in labels]
@@ -169,6 +183,8 @@ def repeat_estimates(
         raise ValueError(f"first_repeat must be an integer >= 0, got {first_repeat!r}")
     if not schemes or not sizes:
         raise ValueError("schemes and sample_sizes must each name at least one value")
+    spec = interval_spec(interval, interval_method)  # checked before any draw
+    bootstrap = spec is not None and spec.method == "bootstrap"
     n_users = np.asarray(global_ranks).size
     per_user = np.broadcast_to(np.asarray(n_items), (n_users,)) if np.ndim(n_items) else n_items
     R = check_ranks(global_ranks, per_user, name="global_ranks")
@@ -181,8 +197,11 @@ def repeat_estimates(
     for scheme, n, repeat in tqdm(draws, desc=" ".join(key), disable=None if progress is None else not progress):
         start = time.perf_counter()
         sampled = draw_sampled_ranks(R, n_items, n, seed=seed, labels=labels, scheme=scheme, repeat=repeat)
+        resampling = (np.random.default_rng(derive_seed(seed, *key, scheme, n, repeat, "bootstrap"))
+                      if bootstrap else None)
         table = estimate_many(sampled, n_items, n, estimators, targets=targets, scheme=SCHEMES[scheme][1],
-                              n_groups=n_groups, cache=cache, warn=False)  # raw values, as defined
+                              n_groups=n_groups, cache=cache, warn=False,  # raw values, as defined
+                              interval=interval, interval_method=interval_method, seed=resampling)
         blocks.append((scheme, n, repeat, table, time.perf_counter() - start))
     first = blocks[0][3]
     rows = len(first)
@@ -199,6 +218,11 @@ def repeat_estimates(
     })
     if timing:
         out["seconds"] = np.repeat([b[4] for b in blocks], rows)
+    if interval is not None:
+        out.insert(out.columns.get_loc("estimate") + 1, "level", float(interval))
+        for offset, name in enumerate(("se", "lower", "upper"), start=2):
+            out.insert(out.columns.get_loc("estimate") + offset, name,
+                       np.concatenate([b[3][name].to_numpy() for b in blocks]))
     return out
 
 

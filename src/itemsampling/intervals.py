@@ -1,0 +1,536 @@
+"""Confidence intervals for estimated global metrics, and their coverage over repeats.
+
+A practitioner has the sampled ranks r_u of M users and wants the global ``metric@K`` of those
+users, θ = (1/M) Σ_u 1{R_u <= K} M(R_u). Every estimator of :mod:`itemsampling.estimators` is
+a function θ̂ = T(c) of the numbers of users c_o at each observation o = (group of N_u,
+sample size, sampled rank). Its interval comes from the per-user *influence values*
+ψ_u = M ∂T/∂c_{o(u)}: to first order θ̂ is the mean of ψ_u over the users, so
+
+    se² = Σ_u (ψ_u − ψ̄_{g(u)})² / (M (M − G)),    interval  θ̂ ± z_{(1+level)/2} se,
+
+with ψ̄_g the mean over the users of candidate group g (G groups; users are resampled within
+their group, because N_u is known and not random). This is the infinitesimal jackknife
+(Jaeckel 1972; Efron 1982, ch. 6), the linearisation of the bootstrap over users.
+
+=========================== ==============================================================
+estimator                   ψ_u
+=========================== ==============================================================
+``sampled``,                the corrected metric M̂_g(r_u) of the user's group: the estimate
+``rank_estimate``, ``cls``, is a mean over users and the interval is the central limit
+``bv``, ``mn``              theorem, exact in cost (KDD'20 eq. 20, 21, 25; AAAI'23 eq. 11)
+``mle``, ``wmle``,          derivative of the estimate through the EM steps actually run
+``adaptive_mle``            (reverse mode; AAAI'21 eq. 21, 23; AAAI'23 App. G eq. 22)
+``mes``                     implicit function theorem on the optimality conditions of the
+                            dual problem (AAAI'21 eq. 26-27; :mod:`itemsampling.mes`)
+``bv_mle``, ``bv_mes``,     M̂_g(r_u) plus the derivative through the fitted prior
+``mn_mle``, ``mn_mes``      (AAAI'23 eq. 11 with the MLE or MES prior)
+=========================== ==============================================================
+
+Estimators fitted to the same prior share one linearisation of the fit, and its cost grows
+with the rank of their targets' weights (at most 50 for any number of metrics with K <= 50).
+
+``interval_method="bootstrap"`` instead refits every estimator on ``n_bootstrap`` resamples of
+the users (within their group; percentile interval, ``se`` is the standard deviation of the
+replicates). Refits start where the estimators start: the MLE family runs a fixed number of
+EM steps from the uniform distribution and is not converged, so a warm start from the full
+fit would be another estimator (and the MES solver always starts from its dual origin).
+
+**What the interval covers.** It is centred on the estimate and its width is the estimate's
+standard deviation when the users are a sample (of the users a recommender serves) and the
+sampled items are random. Two consequences:
+
+* *fixed users*: for the exact value of these M users only the item sampling is random, and
+  its variance, Σ_u Var(ψ | R_u) / M², is smaller than se² by the spread of E[ψ | R_u] over the
+  users; for an estimator that is unbiased for every user (the sampled AUC) the interval is
+  then conservative;
+* *bias*: the interval covers E[θ̂], the estimator's mean. It covers the metric only as far as
+  the estimator is unbiased. The sampled metric estimates another quantity altogether; the
+  linear corrections are unbiased on average over their prior only (KDD'20 §5), and the
+  rank-distribution methods are biased towards their start or their entropy term. When the
+  bias is comparable to se, coverage falls below the level (:func:`interval_coverage`
+  measures it).
+
+The normal approximation also needs enough users at the observations that carry the estimate
+(e.g. at sampled rank 1 for Recall@1).
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from scipy.linalg import cho_factor, cho_solve
+from scipy.special import ndtri
+from tqdm import tqdm
+
+from . import corrections
+from . import estimators as _estimators  # circular: only used at call time
+from ._validation import as_generator, check_choice, check_distribution, check_positive_integer
+from .distributions import DEFAULT_C, DEFAULT_ETA, wmle_weights
+from .em import DEFAULT_MAX_ITER, DEFAULT_TOL, BandedKernel
+from .kernels import KernelCache
+
+__all__ = [
+    "COVERAGE_KEYS",
+    "DEFAULT_N_BOOTSTRAP",
+    "DEFAULT_SEED",
+    "INTERVAL_METHODS",
+    "IntervalSpec",
+    "influence_values",
+    "interval_coverage",
+    "interval_spec",
+]
+
+#: ``analytic``: influence values (CLT / delta method); ``bootstrap``: refits on resampled users
+INTERVAL_METHODS = ("analytic", "bootstrap")
+#: bootstrap replicates by default
+DEFAULT_N_BOOTSTRAP = 200
+#: seed of the bootstrap draws by default (the same interval every time)
+DEFAULT_SEED = 0
+#: columns that identify one interval in a table of repeats (those present are used)
+COVERAGE_KEYS = ("dataset", "model", "protocol", "scheme", "sample_size", "estimator", "metric", "k", "level")
+#: estimators whose estimate is Σ_R π̂_R W(R) for a fitted π̂
+_FITTED = ("mle", "wmle", "mes", "adaptive_mle")
+_BV_GAMMA = inspect.signature(corrections.bv_operator).parameters["gamma"].default
+
+
+@dataclass(frozen=True)
+class IntervalSpec:
+    """A checked interval request: its level, method and bootstrap settings."""
+
+    level: float
+    method: str = "analytic"
+    n_bootstrap: int = DEFAULT_N_BOOTSTRAP
+    seed: object = DEFAULT_SEED
+
+    @property
+    def z(self) -> float:
+        """Two-sided normal quantile z_{(1+level)/2}."""
+        return float(ndtri(0.5 + self.level / 2))
+
+
+def interval_spec(interval=None, interval_method=None, n_bootstrap=None, seed=None) -> IntervalSpec | None:
+    """Check the interval options of :func:`itemsampling.estimate` (None: no interval).
+
+    Parameters
+    ----------
+    interval : float or None
+        Confidence level in (0, 1), e.g. 0.95.
+    interval_method : {"analytic", "bootstrap"} or None
+        Default ``"analytic"``.
+    n_bootstrap : int or None
+        Bootstrap replicates (default 200); bootstrap only.
+    seed : int, numpy.random.Generator or None
+        Seed of the bootstrap draws (default 0: the same interval every time); bootstrap only.
+
+    Raises
+    ------
+    ValueError
+        For a level outside (0, 1), an unknown method, or an option that does not apply.
+    """
+    if interval is None:
+        given = [name for name, value in (("interval_method", interval_method), ("n_bootstrap", n_bootstrap),
+                                          ("seed", seed)) if value is not None]
+        if given:
+            raise ValueError(f"{_listed(given)} only with an interval: pass interval=level, e.g. 0.95")
+        return None
+    if isinstance(interval, bool) or not isinstance(interval, (int, float, np.integer, np.floating)) or not (
+            0 < interval < 1):
+        raise ValueError(f"interval must be a confidence level strictly between 0 and 1, e.g. 0.95, got {interval!r}")
+    method = check_choice("interval_method", interval_method or "analytic", INTERVAL_METHODS)
+    if method != "bootstrap":
+        given = [name for name, value in (("n_bootstrap", n_bootstrap), ("seed", seed)) if value is not None]
+        if given:
+            raise ValueError(f"{_listed(given)} only with interval_method='bootstrap'")
+        return IntervalSpec(float(interval), method)
+    n_bootstrap = DEFAULT_N_BOOTSTRAP if n_bootstrap is None else check_positive_integer("n_bootstrap", n_bootstrap)
+    if n_bootstrap < 2:
+        raise ValueError(f"n_bootstrap must be at least 2 (200 or more for a stable interval), got {n_bootstrap}")
+    seed = DEFAULT_SEED if seed is None else seed
+    as_generator(seed)  # checked now, drawn from later
+    return IntervalSpec(float(interval), method, n_bootstrap, seed)
+
+
+def _listed(names: list[str]) -> str:
+    return f"{' and '.join(names)} appl{'ies' if len(names) == 1 else 'y'}"
+
+
+# ----------------------------------------------------------------------------- entry points
+
+
+def batch_intervals(batch, estimators, pairs, values: np.ndarray, spec: IntervalSpec) -> dict[str, np.ndarray]:
+    """``se``, ``lower`` and ``upper`` of every estimator and (metric, K), each ``(E, m)``.
+
+    ``batch`` is the validated call of :func:`itemsampling.estimate_many` (its fits, kernels and
+    operators are reused); ``values`` are its raw estimates.
+    """
+    if spec.method == "bootstrap":
+        replicates = _bootstrap(batch, estimators, pairs, spec)
+        tail = (1 - spec.level) / 2
+        lower, upper = np.quantile(replicates, [tail, 1 - tail], axis=0)
+        return {"se": replicates.std(axis=0, ddof=1), "lower": lower, "upper": upper}
+    obs = _Observations.build(batch)
+    se = np.vstack([obs.standard_error(psi) for psi in _influences(batch, obs, estimators, pairs)])
+    return {"se": se, "lower": values - spec.z * se, "upper": values + spec.z * se}
+
+
+def influence_values(sampled_ranks, n_items, sample_size, estimator, metrics=("recall", "ndcg", "ap"),
+                     ks=range(1, 51), *, targets=None, scheme: str = "binomial", n_groups=20,
+                     cache=None) -> np.ndarray:
+    """Influence value ψ_u = M ∂θ̂/∂c_{o(u)} of each user on each estimated metric.
+
+    To first order the estimate is the mean of ψ_u over the users: replacing user u's
+    observation by user v's changes it by about (ψ_v − ψ_u)/M. For the linear corrections ψ_u is
+    the corrected metric of the user's sampled rank, and their mean is the estimate exactly.
+    See the module docstring for how each estimator's ψ is computed.
+
+    Parameters
+    ----------
+    sampled_ranks, n_items, sample_size, metrics, ks, targets, scheme, n_groups, cache
+        As in :func:`itemsampling.estimate_many`.
+    estimator : Estimator
+        The estimator.
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape ``(M, m)``: one row per user, one column per (metric, K).
+    """
+    pairs = _estimators._metric_k_pairs(metrics, ks) if targets is None else _estimators._explicit_pairs(targets)
+    batch = _estimators._Batch.build(sampled_ranks, n_items, sample_size, scheme, n_groups,
+                                     KernelCache() if cache is None else cache,
+                                     per_user_sizes=estimator.method == "adaptive_mle")
+    obs = _Observations.build(batch)
+    return _influences(batch, obs, [estimator], pairs)[0][obs.inverse]
+
+
+def interval_coverage(table: pd.DataFrame) -> pd.DataFrame:
+    """Coverage and mean width of intervals over repeats, against the exact values.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        One row per repeat and (estimator, metric, K), with columns ``lower``, ``upper`` and
+        ``exact`` (e.g. from :func:`itemsampling.studies.engine.repeat_estimates` with
+        ``interval``); the columns of :data:`COVERAGE_KEYS` that it has identify an interval.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The key columns, ``repeats``, ``coverage`` (share of repeats with
+        lower <= exact <= upper) and ``mean_width`` (mean of upper − lower).
+    """
+    missing = [c for c in ("lower", "upper", "exact") if c not in table.columns]
+    if missing:
+        raise ValueError(f"table lacks the column(s) {', '.join(missing)}; it needs lower, upper and exact "
+                         "(estimate with interval=level)")
+    keys = [c for c in COVERAGE_KEYS if c in table.columns]
+    if not keys:
+        raise ValueError(f"table has none of the key columns {', '.join(COVERAGE_KEYS)}")
+    frame = table.assign(covered=(table["lower"] <= table["exact"]) & (table["exact"] <= table["upper"]),
+                         width=table["upper"] - table["lower"])
+    out = frame.groupby(keys, dropna=False, sort=False).agg(
+        repeats=("covered", "size"), coverage=("covered", "mean"), mean_width=("width", "mean"))
+    return out.reset_index()
+
+
+# ----------------------------------------------------------------------------- observations
+
+
+@dataclass(frozen=True)
+class _Observations:
+    """The users grouped by observation o = (candidate group, sample size, sampled rank).
+
+    Sorted by group, then size, then rank, so that each (group, size) block is contiguous.
+    """
+
+    group: np.ndarray
+    size: np.ndarray
+    rank: np.ndarray
+    count: np.ndarray
+    inverse: np.ndarray  # observation of each user
+    n_groups: int
+
+    @classmethod
+    def build(cls, batch) -> _Observations:
+        sizes = np.broadcast_to(np.asarray(batch.sizes, dtype=np.int64), batch.ranks.shape)
+        base = int(sizes.max()) + 1
+        codes, inverse, count = np.unique((batch.groups.index * base + sizes) * base + batch.ranks,
+                                          return_inverse=True, return_counts=True)
+        return cls(codes // (base * base), codes // base % base, codes % base, count.astype(np.float64),
+                   inverse.ravel(), batch.groups.n_groups)
+
+    def standard_error(self, psi: np.ndarray) -> np.ndarray:
+        """se of the mean of ψ with users resampled within their group (module docstring)."""
+        users = self.count.sum()
+        dof = users - self.n_groups
+        if dof < 1:
+            raise ValueError(f"an interval needs more users ({users:.0f}) than groups of users by N_u "
+                             f"({self.n_groups}); use fewer groups (n_groups) or more users")
+        per_group = np.bincount(self.group, weights=self.count, minlength=self.n_groups)
+        sums = np.zeros((self.n_groups, psi.shape[1]))
+        np.add.at(sums, self.group, self.count[:, None] * psi)
+        resid = psi - (sums / per_group[:, None])[self.group]
+        return np.sqrt(self.count @ resid**2 / (users * dof))
+
+    def blocks(self):
+        """(first, stop, group, size) of each contiguous (group, size) block."""
+        key = self.group * (self.size.max() + 1) + self.size
+        starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
+        stops = np.r_[starts[1:], key.size]
+        for first, stop in zip(starts.tolist(), stops.tolist(), strict=True):
+            yield first, stop, int(self.group[first]), int(self.size[first])
+
+
+def _influences(batch, obs: _Observations, estimators, pairs) -> list[np.ndarray]:
+    """ψ (d, m) of each estimator.
+
+    ψ = (corrected metric, for the BV/MN/CLS family) + (∂θ/∂π̂ pushed through the fit of π̂).
+    Estimators whose π̂ is the same fit (``mle``, ``bv_mle``, ``mn_mle``; ``mes``, ``bv_mes``,
+    ``mn_mes``) share one linearisation of it, run on all their adjoints ∂θ/∂π̂ at once.
+    """
+    out, requests = [], {}
+    for i, est in enumerate(estimators):
+        psi, fit = _linear_part(batch, obs, est, pairs)
+        out.append(psi)
+        if fit is not None:
+            prior_est, adjoint = fit
+            requests.setdefault(_fit_key(prior_est), (prior_est, []))[1].append((i, adjoint))
+    for prior_est, items in requests.values():
+        basis, coefficients = _column_space(np.hstack([adjoint for _, adjoint in items]))
+        fitted = batch._prior(prior_est)
+        if prior_est.method == "mes":
+            psi = _MESFit.build(batch, prior_est.options, fitted).influence(obs, basis) @ coefficients
+        else:
+            fit = _EMFit.run(batch, obs, prior_est.options, prior_est.method == "wmle")
+            if not np.allclose(fit.pi, fitted, rtol=1e-8, atol=1e-12):
+                raise RuntimeError(
+                    f"the analytic interval of {prior_est.method} differentiates the EM steps of AAAI'21 "
+                    "eq. 21/23, but the estimator's fit differs from them; use interval_method='bootstrap'"
+                )
+            psi = fit.influence(basis) @ coefficients
+        first = 0
+        for i, adjoint in items:
+            out[i] = out[i] + psi[:, first:first + adjoint.shape[1]]
+            first += adjoint.shape[1]
+    return out
+
+
+def _linear_part(batch, obs: _Observations, est, pairs):
+    """ψ of an estimator with its fitted π̂ held fixed, and (the estimator of π̂, ∂θ/∂π̂)."""
+    if est.method in _FITTED:
+        adjoint = _pad(batch._mean_weights(pairs), batch.groups.max_items)
+        return np.zeros((obs.rank.size, len(pairs))), (est, adjoint)
+    psi = _corrected(batch, obs, est, pairs)
+    family, _, prior_method = est.method.partition("_")
+    if prior_method not in ("mle", "mes"):
+        return psi, None  # a fixed correction: the estimate is linear in the counts
+    own = {k: v for k, v in est.options.items() if k in _estimators.method_options(prior_method)}
+    prior_est = _estimators.Estimator(prior_method, own)
+    return psi, (prior_est, _prior_adjoint(batch, est, pairs, family, batch._prior(prior_est)))
+
+
+def _fit_key(est) -> tuple:
+    """A hashable key of a fit: its method and options (arrays by their bytes)."""
+    return est.method, tuple(sorted((k, np.asarray(v).tobytes() if isinstance(v, (np.ndarray, list)) else v)
+                                    for k, v in est.options.items()))
+
+
+def _column_space(adjoint: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``adjoint = basis @ coefficients`` with as few basis columns as its rank (thin SVD).
+
+    Metrics with cut-offs up to K weigh only the ranks 1..K, so 150 (metric, K) targets span at
+    most 50 directions: the linearisation of a fit costs in proportion to this rank.
+    """
+    u, s, vt = np.linalg.svd(adjoint, full_matrices=False)
+    keep = s > (s[0] if s.size else 0.0) * 1e-12
+    return u[:, keep] * s[keep], vt[keep]
+
+
+def _corrected(batch, obs: _Observations, est, pairs) -> np.ndarray:
+    """M̂_g(r) of each observation: the corrections of each group at its users' ranks."""
+    psi = np.empty((obs.rank.size, len(pairs)))
+    for g in range(obs.n_groups):
+        members = obs.group == g
+        psi[members] = batch._correction(est, g, pairs)[obs.rank[members] - 1]
+    return psi
+
+
+def _pad(weights: np.ndarray, n_rows: int) -> np.ndarray:
+    out = np.zeros((n_rows, weights.shape[1]))
+    out[: weights.shape[0]] = weights
+    return out
+
+
+# ----------------------------------------------------------------------------- EM (MLE family)
+
+
+@dataclass
+class _EMFit:
+    """A replay of the EM run of :func:`itemsampling.distributions.mle` that keeps its steps.
+
+    With f the normalised observation weights, q_t = Kᵀπ_t and s_t = K (f / q_t), each step is
+    π_{t+1} = π_t ⊙ s_t (AAAI'21 eq. 21; eq. 23 for WMLE). The derivative of θ = Wᵀπ_T with
+    respect to f runs backwards through the steps:
+
+        ∂θ/∂f += Kᵀ(Λ ⊙ π_t) / q_t,   Λ ← Λ ⊙ s_t − K ((Kᵀ(Λ ⊙ π_t)) ⊙ f / q_t²),   Λ_T = W.
+    """
+
+    kernel: BandedKernel
+    frac: np.ndarray
+    weights: np.ndarray  # per-user weight of each observation (WMLE's w(r), else 1)
+    steps: list
+    pi: np.ndarray
+
+    @classmethod
+    def run(cls, batch, obs: _Observations, options, weighted: bool) -> _EMFit:
+        n_rows = batch.groups.max_items
+        blocks = [(first, batch.cache.columns(int(batch.groups.n_items[g]), n, obs.rank[first:stop], batch.scheme))
+                  for first, stop, g, n in obs.blocks()]
+        kernel = BandedKernel.from_blocks(blocks, n_rows, obs.rank.size)
+        weights = (wmle_weights(obs.rank, options.get("weight", "ndcg"), options.get("c", DEFAULT_C)) if weighted
+                   else np.ones(obs.rank.size))
+        c = obs.count * weights
+        frac = c / c.sum()
+        init = options.get("init")
+        pi = np.full(n_rows, 1.0 / n_rows) if init is None else check_distribution(init, n_rows, name="init")
+        q = kernel.rmatvec(pi)
+        loglik = float(c @ np.log(q))
+        steps = []
+        tol = options.get("tol", DEFAULT_TOL)
+        for _ in range(options.get("max_iter", DEFAULT_MAX_ITER)):
+            s = kernel.matvec(frac / q)
+            steps.append((pi, s, q))
+            pi = pi * s
+            pi /= pi.sum()
+            q = kernel.rmatvec(pi)
+            previous, loglik = loglik, float(c @ np.log(q))
+            if loglik - previous <= tol * abs(loglik):
+                break
+        return cls(kernel, frac, weights, steps, pi)
+
+    def influence(self, adjoint: np.ndarray) -> np.ndarray:
+        """ψ of each observation for θ with ∂θ/∂π_T = ``adjoint`` (N, m)."""
+        lam = adjoint.copy()
+        grad = np.zeros((self.frac.size, adjoint.shape[1]))
+        for pi, s, q in reversed(self.steps):
+            back = _rmatmat(self.kernel, lam * pi[:, None])
+            grad += back / q[:, None]
+            lam = lam * s[:, None] - _matmat(self.kernel, back * (self.frac / q**2)[:, None])
+        # M ∂θ/∂c_o = (w_o / mean w) (g_o − Σ f g): counts enter through f = c w / Σ c w
+        users_per_weight = self.frac @ (1.0 / self.weights)  # M / Σ c w
+        return (self.weights * users_per_weight)[:, None] * (grad - self.frac @ grad)
+
+
+def _matmat(kernel: BandedKernel, values: np.ndarray) -> np.ndarray:
+    """``K @ V`` for a (d, m) matrix V, tile by tile."""
+    out = np.zeros((kernel.shape[0], values.shape[1]))
+    for r0, r1, lo, hi, tile in kernel.tiles:
+        out[r0:r1] += tile @ values[lo:hi]
+    return out
+
+
+def _rmatmat(kernel: BandedKernel, values: np.ndarray) -> np.ndarray:
+    """``Kᵀ @ X`` for an (N, m) matrix X, tile by tile."""
+    out = np.zeros((kernel.shape[1], values.shape[1]))
+    for r0, r1, lo, hi, tile in kernel.tiles:
+        out[lo:hi] += tile.T @ values[r0:r1]
+    return out
+
+
+# ----------------------------------------------------------------------------- MES
+
+
+@dataclass
+class _MESFit:
+    """The MES solution π with its user-averaged kernel K̄ and sampled rank distribution p.
+
+    At the optimum the dual variables are λ = 2p ⊙ (q − p), q = K̄ᵀπ, and the dual optimality
+    condition F(λ, p) = K̄ᵀπ(λ) − p − λ/(2p) = 0 (:mod:`itemsampling.mes`) defines λ(p). By the
+    implicit function theorem, with A = (K̄ᵀ(diag π − ππᵀ)K̄)/η + diag(1/(2p)) and
+    C = K̄ᵀ(diag π − ππᵀ)W/η,
+
+        ∂θ/∂p_j = (A⁻¹C)_j (1 − (q_j − p_j)/p_j).
+    """
+
+    kernel: np.ndarray  # (N, d_r) pooled kernel at the distinct sampled ranks
+    ranks: np.ndarray  # the distinct sampled ranks
+    p: np.ndarray
+    pi: np.ndarray
+    eta: float
+
+    @classmethod
+    def build(cls, batch, options, pi) -> _MESFit:
+        ranks, counts = np.unique(batch.ranks, return_counts=True)
+        groups, n = batch.groups, int(batch.sizes)
+        kernel = np.zeros((groups.max_items, ranks.size))
+        for n_g, share in zip(groups.n_items.tolist(), groups.fractions, strict=True):
+            kernel[:n_g] += share * batch.cache.columns(n_g, n, ranks, batch.scheme)
+        eta = options.get("eta", DEFAULT_ETA)
+        if options.get("eta_scale", "paper").lower() == "code":
+            eta = eta / n
+        return cls(kernel, ranks, counts / batch.ranks.size, pi, float(eta))
+
+    def influence(self, obs: _Observations, adjoint: np.ndarray) -> np.ndarray:
+        """ψ of each observation for θ with ∂θ/∂π = ``adjoint`` (N, m)."""
+        K, pi, p = self.kernel, self.pi, self.p
+        q = K.T @ pi
+        system = (K.T @ (pi[:, None] * K) - np.outer(q, q)) / self.eta
+        system[np.diag_indices_from(system)] += 1.0 / (2.0 * p)
+        rhs = (K.T @ (pi[:, None] * adjoint) - np.outer(q, pi @ adjoint)) / self.eta
+        grad = cho_solve(cho_factor(system), rhs) * (1.0 - (q - p) / p)[:, None]
+        psi = grad - p @ grad  # M ∂θ/∂c_r with p = c / M
+        return psi[np.searchsorted(self.ranks, obs.rank)]
+
+
+# ----------------------------------------------------------------------------- BV / MN priors
+
+
+def _prior_adjoint(batch, est, pairs, family: str, fitted: np.ndarray) -> np.ndarray:
+    """∂θ/∂π (N, m) of BV or MN with respect to the prior π they were built with.
+
+    In group g, M̂ = x = G⁻¹ Kᵀ diag(π_g) W and θ_g = yᵀx with y = c_g / M. With z = G⁻¹y,
+    ∂θ_g/∂π_g(R) = (K z)_R (W_R − a (K x)_R) − γ (K (z ⊙ x))_R, where a = 1 − γ for BV
+    (G = (1−γ) Kᵀ diag(π) K + γ diag(Kᵀπ), KDD'20 eq. 25) and a = 1, γ = 0 for MN
+    (G = Kᵀ diag(π − 1/M) K + Λ₁/M, AAAI'23 eq. 11); π_g = π[:N_g] / Σ π[:N_g], with π the
+    ``fitted`` prior.
+    """
+    gamma = float(est.options.get("gamma", _BV_GAMMA)) if family == "bv" else 0.0
+    counts = batch._counts()
+    users = batch.ranks.size
+    out = np.zeros((batch.groups.max_items, len(pairs)))
+    for g in range(batch.groups.n_groups):
+        operator = batch._operator(est, g)[0]
+        x = batch._correction(est, g, pairs)
+        K, prior = operator.kernel, operator.prior
+        z = cho_solve(operator.factor, counts[g] / users, check_finite=False)
+        Kz = K @ z
+        grad = Kz[:, None] * (_pad(batch._weights(g, pairs), K.shape[0]) - (1.0 - gamma) * (K @ x))
+        if gamma:
+            grad -= gamma * (K @ (z[:, None] * x))
+        n_g = K.shape[0]
+        out[:n_g] += (grad - prior @ grad) / fitted[:n_g].sum()
+    return out
+
+
+def _bootstrap(batch, estimators: Sequence, pairs, spec: IntervalSpec) -> np.ndarray:
+    """(B, E, m) estimates on users resampled within their candidate group."""
+    rng = as_generator(spec.seed)
+    groups = batch.groups
+    order = np.argsort(groups.index, kind="stable")
+    slot_group = groups.index[order]
+    starts = np.r_[0, np.cumsum(groups.n_users)[:-1]]
+    # every user carries its group's N_g, so the resamples keep the groups (n_groups=None)
+    n_items = batch.n_items if np.ndim(batch.n_items) == 0 else groups.n_items[groups.index]
+    out = np.empty((spec.n_bootstrap, len(estimators), len(pairs)))
+    for b in tqdm(range(spec.n_bootstrap), desc="bootstrap", disable=None, leave=False):
+        users = order[starts[slot_group] + rng.integers(0, groups.n_users[slot_group])]
+        sizes = batch.sizes if np.ndim(batch.sizes) == 0 else batch.sizes[users]
+        table = _estimators.estimate_many(
+            batch.ranks[users], n_items if np.ndim(n_items) == 0 else n_items[users], sizes, estimators,
+            targets=pairs, scheme=batch.scheme, n_groups=None, cache=batch.cache, warn=False)
+        out[b] = table["estimate"].to_numpy().reshape(len(estimators), len(pairs))
+    return out
