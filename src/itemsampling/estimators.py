@@ -532,8 +532,9 @@ class _Batch:
         return self._fits[memo]
 
     def _correction(self, est: Estimator, g: int, pairs) -> np.ndarray:
-        """M̂ of group g for every (metric, K), shape (n, m), of a correction that does not
-        depend on the sampled ranks (cached)."""
+        """M̂ of group g for every (metric, K), shape (n, m): cached across calls when the
+        correction does not depend on the sampled ranks, kept for this call when its prior was
+        fitted to them."""
         n_g, n, method = int(self.groups.n_items[g]), self.sizes, est.method
         targets = tuple(pairs)
         if method == "sampled":
@@ -548,6 +549,11 @@ class _Batch:
                 lambda: corrections.cls(self._weights(g, pairs), n_g, n, prior=prior, scheme=self.scheme,
                                         kernel=self.cache.kernel(n_g, n, self.scheme)))
         operator, key = self._operator(est, g)
+        if key is None:  # a prior fitted to this call's ranks: kept for this call only
+            memo = ("applied", est.method, _freeze(est.options), g, targets)
+            if memo not in self._fits:
+                self._fits[memo] = operator.apply(self._weights(g, pairs))
+            return self._fits[memo]
         return self.cache.get(("applied", *key, targets), lambda: operator.apply(self._weights(g, pairs)))
 
     # -------------------------------------------------------------- results

@@ -426,18 +426,18 @@ class _EMFit:
 
 
 def _matmat(kernel: BandedKernel, values: np.ndarray) -> np.ndarray:
-    """``K @ V`` for a (d, m) matrix V, tile by tile."""
+    """``K @ V`` for a (d, m) matrix V, panel by panel."""
     out = np.zeros((kernel.shape[0], values.shape[1]))
-    for r0, r1, lo, hi, tile in kernel.tiles:
-        out[r0:r1] += tile @ values[lo:hi]
+    for r0, r1, cols, tile in kernel.panels:
+        out[r0:r1] += tile @ values[cols]
     return out
 
 
 def _rmatmat(kernel: BandedKernel, values: np.ndarray) -> np.ndarray:
-    """``Kᵀ @ X`` for an (N, m) matrix X, tile by tile."""
+    """``Kᵀ @ X`` for an (N, m) matrix X, panel by panel (the columns of a panel are distinct)."""
     out = np.zeros((kernel.shape[1], values.shape[1]))
-    for r0, r1, lo, hi, tile in kernel.tiles:
-        out[lo:hi] += tile.T @ values[r0:r1]
+    for r0, r1, cols, tile in kernel.panels:
+        out[cols] += tile.T @ values[r0:r1]
     return out
 
 
