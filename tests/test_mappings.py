@@ -12,10 +12,10 @@ from itemsampling.mappings import (
     expected_sampled_hit_ratio,
     fit_beta,
     fit_beta_global,
-    hit_ratio_curve,
     mapped_hit_ratio,
     mapping,
     mapping_errors,
+    scaled_hit_ratio,
 )
 from itemsampling.simulation import sample_ranks
 
@@ -275,18 +275,18 @@ def test_mapped_hit_ratio_of_beta_per_user_and_scaled_curve_agree(a):
     got = mapped_hit_ratio(R, N, n, k, "beta", a=a)
     np.testing.assert_array_equal(got, per_user)
     # the same fraction of each user's candidates: HR at f(k; N) scaled to N_u (module docstring)
-    np.testing.assert_array_equal(hit_ratio_curve(R, N, mapping(k, N_total, n, "beta", a=a), N_total), got)
+    np.testing.assert_array_equal(scaled_hit_ratio(R, N, mapping(k, N_total, n, "beta", a=a), N_total), got)
     assert got[-1] == 1.0
 
 
 def test_hit_ratio_curve_is_recall_at_k_with_one_n_and_scales_in_integer_arithmetic():
     R, N = _users(14, per_user=False)
     K = np.arange(1, 701)
-    np.testing.assert_allclose(hit_ratio_curve(R, 700, K), its.global_metrics(R, 700, "recall", K)["value"],
+    np.testing.assert_allclose(scaled_hit_ratio(R, 700, K), its.global_metrics(R, 700, "recall", K)["value"],
                                rtol=1e-15)
     R, N = _users(15)
     want = ((R[:, None] - 1) * 699 <= (K - 1) * (N[:, None] - 1)).mean(axis=0)
-    np.testing.assert_array_equal(hit_ratio_curve(R, N, K, 700), want)
+    np.testing.assert_array_equal(scaled_hit_ratio(R, N, K, 700), want)
 
 
 def test_beta_hit_ratio_matches_monte_carlo_of_the_rank_model():
@@ -296,7 +296,7 @@ def test_beta_hit_ratio_matches_monte_carlo_of_the_rank_model():
     R = np.maximum(np.ceil(N * rng.beta(a, 1.0, size=M)), 1).astype(np.int64)  # R = ⌈N_u X⌉
     K = np.array([1, 2, 10, 100, 500, 900])
     model = beta_hit_ratio(N, K, a, 900)
-    observed = hit_ratio_curve(R, N, K, 900)
+    observed = scaled_hit_ratio(R, N, K, 900)
     assert np.all(np.abs(observed - model) <= 5 * np.sqrt(model * (1 - model) / M) + 1e-12)
     assert model[-1] == 1.0
 
@@ -350,8 +350,8 @@ def test_mapping_errors_by_hand():
     [
         (lambda: mapping_errors([0.1], [0.1]), "same length n >= 2"),
         (lambda: mapping_errors([0.1, 0.2], [0.1, np.nan]), "finite"),
-        (lambda: hit_ratio_curve([1, 2], [10, 20], [0.5]), "K >= 1"),
-        (lambda: hit_ratio_curve([1, 2], [10, 20], [3], n_total=15), "smaller than the largest"),
+        (lambda: scaled_hit_ratio([1, 2], [10, 20], [0.5]), "K >= 1"),
+        (lambda: scaled_hit_ratio([1, 2], [10, 20], [3], n_total=15), "smaller than the largest"),
         (lambda: beta_hit_ratio([10, 20], [3], 0.0), "a > 0"),
         (lambda: mapped_hit_ratio([1, 2], [10, 20], 15, [1]), "out of range"),
         (lambda: mapped_hit_ratio([1, 2], 20, 10, [11]), "ks must lie in 1..n"),

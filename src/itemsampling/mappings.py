@@ -19,7 +19,7 @@ To compare the sampled and the global view on real ranks:
 
 * :func:`mapped_hit_ratio` — HR@f(k) (eq. 1 at K = f(k)), each user's cut-off mapped with
   the user's own number of candidates N_u;
-* :func:`hit_ratio_curve` — HR@K on a grid of K, with K scaled to each user's N_u;
+* :func:`scaled_hit_ratio` — HR@K on a grid of K, with K scaled to each user's N_u;
 * :func:`mapping_errors` — the errors |HR@f(k) - SHR@k| of §A (Table 7);
 * :func:`fit_beta_global` and :func:`beta_hit_ratio` — the Beta(a, 1) model of the global
   ranks themselves (§3.2, Fig. 3), fitted by maximum likelihood.
@@ -29,7 +29,7 @@ sampled rank depends on R_u only through (R_u - 1)/(N_u - 1) (eq. 6). A global c
 among N items is therefore read, for user u, as K_u = 1 + (K - 1)(N_u - 1)/(N - 1): the same
 fraction of the user's candidates. With one N for every user (the ``all`` protocol) K_u = K
 and everything is the paper's definition. For ``linear`` and ``beta``, f(k; N_u) is exactly
-the scaled f(k; N), so :func:`mapped_hit_ratio` and :func:`hit_ratio_curve` at K = f(k; N) agree.
+the scaled f(k; N), so :func:`mapped_hit_ratio` and :func:`scaled_hit_ratio` at K = f(k; N) agree.
 A real cut-off K counts the ranks R <= K (R <= ⌊K⌋), up to a relative rounding tolerance of
 1e-10, so that f(n) = N computed in floating point still counts rank N.
 """
@@ -52,10 +52,10 @@ __all__ = [
     "expected_sampled_hit_ratio",
     "fit_beta",
     "fit_beta_global",
-    "hit_ratio_curve",
     "mapped_hit_ratio",
     "mapping",
     "mapping_errors",
+    "scaled_hit_ratio",
 ]
 
 MAPPINGS = ("linear", "bound", "beta")
@@ -297,7 +297,7 @@ def _check_cutoffs(cutoffs) -> np.ndarray:
     return K
 
 
-def hit_ratio_curve(global_ranks, n_items, cutoffs, n_total: int | None = None) -> np.ndarray:
+def scaled_hit_ratio(global_ranks, n_items, cutoffs, n_total: int | None = None) -> np.ndarray:
     """Global hit ratio HR@K (Li et al. KDD 2020 eq. 1) for each cut-off K, scaled per user.
 
     User u counts if R_u <= K_u = 1 + (K - 1)(N_u - 1)/(N - 1), the same fraction of the user's
@@ -331,7 +331,7 @@ def beta_hit_ratio(n_items, cutoffs, a: float, n_total: int | None = None) -> np
     The model draws X_u ~ Beta(a, 1) and puts the held-out item at R_u = ⌈N_u X_u⌉, so that
     P(R_u <= K) = (K / N_u)^a for K = 0..N_u — a proper distribution on 1..N_u whose
     continuous limit is the paper's W_R ∝ ((R - 1)/(N - 1))^{a-1}. Cut-offs are scaled per user
-    as in :func:`hit_ratio_curve`, so the two are comparable.
+    as in :func:`scaled_hit_ratio`, so the two are comparable.
 
     Parameters
     ----------
@@ -342,7 +342,7 @@ def beta_hit_ratio(n_items, cutoffs, a: float, n_total: int | None = None) -> np
     a : float
         Parameter a > 0.
     n_total : int, optional
-        As in :func:`hit_ratio_curve`.
+        As in :func:`scaled_hit_ratio`.
 
     Returns
     -------

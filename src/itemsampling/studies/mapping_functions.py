@@ -50,10 +50,10 @@ from ..mappings import (
     beta_hit_ratio,
     fit_beta,
     fit_beta_global,
-    hit_ratio_curve,
     mapped_hit_ratio,
     mapping,
     mapping_errors,
+    scaled_hit_ratio,
 )
 from ..simulation import expected_sampled_rank_pmf, sample_ranks
 from .engine import LABELS, SCHEMES, derive_seed
@@ -284,7 +284,7 @@ def beta_tables(study: _Study) -> dict[str, pd.DataFrame]:
         N_d = study.n_items[dataset]
         K = np.unique(np.round(np.geomspace(1, N_d, _FIG3_CUTOFFS))).astype(np.int64)
         cdf.append(pd.DataFrame({"dataset": dataset, "model": model, "protocol": protocol, "scheme": scheme,
-                                 "sample_size": n, "K": K, "empirical": hit_ratio_curve(R, N, K, N_d),
+                                 "sample_size": n, "K": K, "empirical": scaled_hit_ratio(R, N, K, N_d),
                                  "beta_sampled": beta_hit_ratio(N, K, a_p, N_d),
                                  "beta_global": beta_hit_ratio(N, K, a_g, N_d)}))
     return {"beta_parameters": pd.DataFrame(params), "beta_global_fit": pd.DataFrame(global_fit),
@@ -329,7 +329,7 @@ def hit_ratio_curves(study: _Study) -> pd.DataFrame:
         for protocol in c["protocols"]:
             R, N = study.users(dataset, model, protocol)
             frames.append(pd.DataFrame({"dataset": dataset, "model": model, "protocol": protocol, "n_items": N_d,
-                                        "K": K.astype(np.int64), "hr": hit_ratio_curve(R, N, K, N_d)}))
+                                        "K": K.astype(np.int64), "hr": scaled_hit_ratio(R, N, K, N_d)}))
     return pd.concat(frames, ignore_index=True)
 
 
