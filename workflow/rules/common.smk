@@ -1,5 +1,6 @@
 # Helpers shared by the workflow files. Everything about the notebooks comes from one list,
 # workflow/notebooks.yaml; the protocols from the package (itemsampling.ranks.PROTOCOLS).
+import functools
 import json
 import os
 import subprocess
@@ -81,9 +82,11 @@ def _checked(key, check, *args):
         raise ValueError(f"config {key}: {exc}") from None
 
 
+@functools.cache
 def smallest_candidates(dataset, protocol):
     """The smallest N_u of a dataset under a protocol, read from any ranks file of it that
-    exists (N_u does not depend on the model); None before any model is trained on it."""
+    exists (N_u does not depend on the model; read once per parse, whichever studies ask);
+    None before any model is trained on it."""
     for path in sorted(Path("results", "ranks", dataset).glob(f"*/{protocol}.parquet")):
         return int(pd.read_parquet(path, columns=["n_candidates"])["n_candidates"].min())
     return None
