@@ -27,6 +27,8 @@ CONFIG = {
     "pooled_prior": {"sample_sizes": [20], "estimators": ["bv_mes", "mn_mle"], "datasets": ["tiny"]},
     "candidates": {"sample_size": 20, "estimators": ["mle", "bv_0.1"], "n_item_groups": 3, "datasets": ["tiny"]},
     "schemes": {"scheme": "actual", "sample_sizes": [40], "estimators": ["mle"], "datasets": ["tiny"]},
+    "intervals": {"level": 0.9, "method": "analytic", "sample_size": 20, "estimators": ["sampled", "mle", "bv_mes"],
+                  "ks": [1, 5], "datasets": ["tiny"]},
 }
 LABELS = {"dataset": "tiny", "model": "m1", "protocol": "all"}
 
@@ -60,7 +62,8 @@ def test_estimator_names_follow_the_papers():
 
 def test_parts_chunks_and_sample_sizes():
     parts = ea.parts(CONFIG)
-    assert list(parts) == ["n20", "n40", "pooled_n20", "per_user_n20", "common_n20", "actual_n40"]
+    assert list(parts) == ["n20", "n40", "pooled_n20", "per_user_n20", "common_n20", "actual_n40", "interval_n20"]
+    assert (parts["interval_n20"]["level"], parts["interval_n20"]["ks"]) == (0.9, [1, 5])
     assert parts["common_n20"]["n_item_groups"] == 1 and parts["per_user_n20"]["n_item_groups"] == 3
     assert parts["per_user_n20"]["protocol"] == "unseen" and parts["actual_n40"]["scheme"] == "actual"
     chunks = ea.chunks(CONFIG)
@@ -79,6 +82,9 @@ def test_parts_chunks_and_sample_sizes():
     ("candidates", {"sample_size": 20, "estimators": ["mle"], "n_item_groups": 3, "datasets": ["big"]},
      "not among the study's datasets"),
     ("sample_sizes", [{"sample_size": 20, "estimators": ["bv_0.100"]}], "unknown estimator"),
+    ("intervals", {**CONFIG["intervals"], "sample_size": 30}, "no run in sample_sizes"),
+    ("intervals", {**CONFIG["intervals"], "estimators": ["cls"]}, "not run at n = 20"),
+    ("intervals", {**CONFIG["intervals"], "ks": [6]}, r"must lie in 1..max_k = 5"),
 ])
 def test_inconsistent_configurations_are_rejected(key, value, message):
     with pytest.raises(ValueError, match=message):
@@ -104,6 +110,32 @@ def test_chunks_estimate_as_the_package_does_on_the_same_draws(ranks):
     want = estimate(r, N, 20, "wmle", metrics="ndcg", ks=[3], n_groups=2)["estimate"].item()
     got = table.query("repeat == 2 and estimator == 'wmle' and metric == 'ndcg' and k == 3")["estimate"].item()
     assert got == pytest.approx(want, rel=1e-12)
+
+
+def test_the_interval_part_adds_intervals_to_the_estimates_of_the_papers_run(ranks):
+    paper, interval = _chunk(ranks, "n20"), _chunk(ranks, "interval_n20")
+    assert set(interval["estimator"]) == {"sampled", "mle", "bv_mes"} and set(interval["k"]) == {1, 5}
+    assert (interval["level"] == 0.9).all() and (interval["lower"] <= interval["upper"]).all()
+    keys = ["repeat", "estimator", "metric", "k"]
+    both = interval.merge(paper, on=keys, suffixes=("", "_paper"))
+    assert len(both) == len(interval)  # the same draws: the same estimates
+    np.testing.assert_allclose(both["estimate"], both["estimate_paper"], rtol=1e-12)
+    R, N = ranks["rank"].to_numpy(), ranks["n_candidates"].to_numpy()
+    r = draw_sampled_ranks(R, N, 20, seed=5, labels=LABELS, scheme="binomial", repeat=1)
+    want = estimate(r, N, 20, "bv_mes", metrics="ap", ks=[5], n_groups=2, interval=0.9)
+    got = interval.query("repeat == 1 and estimator == 'bv_mes' and metric == 'ap' and k == 5")
+    np.testing.assert_allclose(got[["lower", "upper"]].to_numpy(), want[["lower", "upper"]].to_numpy(), rtol=1e-10)
+
+
+def test_interval_coverage_by_hand():
+    runs = _runs({"a": [[0.2, 0.5], [0.4, 0.3]]}, {"a": [0.25, 0.4]}, models=("a",))
+    runs = runs.assign(level=0.9, se=[0.05, 0.1, 0.1, 0.2], lower=[0.1, 0.3, 0.3, 0.0], upper=[0.3, 0.45, 0.5, 0.6])
+    table = ea.interval_coverage(runs).set_index("k")
+    assert table.loc[1, "coverage"] == 0.5 and table.loc[2, "coverage"] == 1.0  # [0.3, 0.5] misses 0.25
+    assert table.loc[2, "mean_width"] == pytest.approx((0.15 + 0.6) / 2)
+    assert table.loc[1, "bias"] == pytest.approx((0.3 - 0.25) / 0.25)
+    assert table.loc[1, "spread"] == pytest.approx(np.std([0.2, 0.4], ddof=1) / 0.25)
+    assert table.loc[2, "mean_se"] == pytest.approx(0.15 / 0.4) and (table["repeats"] == 2).all()
 
 
 def test_common_n_is_one_group_and_per_user_n_the_configured_groups(fake_ranks):
@@ -320,7 +352,7 @@ def test_tables_are_the_same_bytes_when_the_chunks_are_rerun(tiny_results, tmp_p
             write_table(frame, tmp_path / run / f"{name}.csv")
         outputs.append({name: (tmp_path / run / f"{name}.csv").read_bytes() for name in tables})
     assert set(outputs[0]) == {"metrics_at_k", "winners", "true_winners", "rank_distribution", "relative_error",
-                               "pooled_prior", "candidates", "schemes", "chunk_times"}
+                               "pooled_prior", "candidates", "schemes", "interval_coverage", "chunk_times"}
     for name in outputs[0]:
         if name != "chunk_times":
             assert outputs[0][name] == outputs[1][name], name

@@ -14,7 +14,10 @@ AAAI 2023), on the papers' four datasets and five models.
   the estimators given N_u (``n_item_groups`` groups of users by N_u) against the same estimators
   given one common N (one group, the mean N_u), on the same draws;
 * ``<scheme>_n<n>`` — items drawn without replacement (``actual``: as a toolkit samples items;
-  the estimators still assume sampling with replacement) against the binomial draws of ``n<n>``.
+  the estimators still assume sampling with replacement) against the binomial draws of ``n<n>``;
+* ``interval_n<n>`` — the same draws as ``n<n>`` with a confidence interval around every
+  estimate (:mod:`itemsampling.intervals`, section ``intervals``: level, method, cut-offs
+  ``ks``), to measure how often it covers the exact value.
 
 A chunk of the workflow is one part of one (dataset, model): :func:`chunks`, :func:`chunk_table`.
 Draws are seeded by (dataset, model, protocol, scheme, n, repeat) and not by the part, so the parts
@@ -28,11 +31,9 @@ from these targets (:func:`rank_distribution`).
 **Tables** (:func:`study_tables`): ``metrics_at_k`` (AAAI'21 Tables 2-3, 6-7), ``winners`` and
 ``true_winners`` (AAAI'21 Tables 4, 8-10; AAAI'23 Tables 3, 8), ``rank_distribution`` (AAAI'21
 Figs. 2-3), ``relative_error`` (AAAI'23 Tables 1, 6, 9, 10), ``pooled_prior``, ``candidates`` and
-``schemes`` (the comparisons above, as average relative errors) and ``chunk_times`` (wall time of
-every chunk; the only table that differs between reruns).
-
-Interval estimates will add a table ``interval_coverage`` computed from the same runs: the engine
-then keeps the ``lower``/``upper`` columns of :func:`~itemsampling.estimators.estimate_many`.
+``schemes`` (the comparisons above, as average relative errors), ``interval_coverage``
+(:func:`interval_coverage`) and ``chunk_times`` (wall time of every chunk; the only table that
+differs between reruns).
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ import pandas as pd
 from ..estimators import RANK_DISTRIBUTION_METHODS, Estimator
 from ..estimators import rank_distribution as fit_rank_distribution
 from ..experiments import relative_error, winner_counts
+from ..intervals import interval_coverage as _interval_coverage
 from .engine import SCHEMES, draw_sampled_ranks, repeat_estimates
 
 __all__ = [
@@ -62,6 +64,7 @@ __all__ = [
     "estimator",
     "estimator_label",
     "inputs",
+    "interval_coverage",
     "metrics_at_k",
     "metrics_at_k_layout",
     "parts",
@@ -136,17 +139,21 @@ def _part(role: str, protocol: str, scheme: str, n: int, names: Sequence[str], n
 def parts(config: Mapping) -> dict[str, dict]:
     """Every part of the study (see the module docstring), by name.
 
-    Each part has a ``role`` (``paper``, ``pooled``, ``per_user``, ``common`` or ``scheme``), a
-    ``protocol``, a ``scheme`` (a key of :data:`~itemsampling.studies.engine.SCHEMES`), one
-    ``sample_size``, its ``estimators`` (names of :func:`estimator`), ``n_item_groups`` and the
-    ``datasets`` it runs on (every model of ``models``). Raises ValueError when a comparison
-    lacks its counterpart among the papers' runs.
+    Each part has a ``role`` (``paper``, ``pooled``, ``per_user``, ``common``, ``scheme`` or
+    ``interval``), a ``protocol``, a ``scheme`` (a key of
+    :data:`~itemsampling.studies.engine.SCHEMES`), one ``sample_size``, its ``estimators`` (names
+    of :func:`estimator`), ``n_item_groups`` and the ``datasets`` it runs on (every model of
+    ``models``); the ``interval`` part also has the ``level``, ``method`` and cut-offs ``ks`` of
+    its intervals. Raises ValueError when a comparison lacks its counterpart among the papers'
+    runs.
     """
     protocol, groups, datasets = config["protocol"], config["n_item_groups"], config["datasets"]
     paper = {int(run["sample_size"]): list(run["estimators"]) for run in config["sample_sizes"]}
     out = {f"n{n}": _part("paper", protocol, "binomial", n, names, groups, datasets) for n, names in paper.items()}
     pooled, cand, schemes = config["pooled_prior"], config["candidates"], config["schemes"]
-    for key, section in (("pooled_prior", pooled), ("candidates", cand), ("schemes", schemes)):
+    intervals = config["intervals"]
+    for key, section in (("pooled_prior", pooled), ("candidates", cand), ("schemes", schemes),
+                         ("intervals", intervals)):
         extra = sorted(set(section["datasets"]) - set(datasets))
         if extra:
             raise ValueError(f"{key}.datasets {extra} are not among the study's datasets {list(datasets)}")
@@ -165,6 +172,14 @@ def parts(config: Mapping) -> dict[str, dict]:
         _counterpart("schemes", paper, n, schemes["estimators"])
         out[f"{schemes['scheme']}_n{n}"] = _part("scheme", protocol, schemes["scheme"], n, schemes["estimators"],
                                                  groups, schemes["datasets"])
+    n = int(intervals["sample_size"])
+    _counterpart("intervals", paper, n, intervals["estimators"])
+    bad = sorted(set(intervals["ks"]) - set(range(1, config["max_k"] + 1)))
+    if bad:
+        raise ValueError(f"intervals.ks {bad} must lie in 1..max_k = {config['max_k']}")
+    out[f"interval_n{n}"] = {**_part("interval", protocol, "binomial", n, intervals["estimators"], groups,
+                                     intervals["datasets"]),
+                             **{key: intervals[key] for key in ("level", "method", "ks")}}
     return out
 
 
@@ -213,7 +228,10 @@ def _figure_models(config: Mapping) -> set[tuple[str, str]]:
 
 def targets(config: Mapping, dataset: str, model: str, role: str = "paper") -> list[tuple[str, int]]:
     """Recall, NDCG and AP at K = 1..max_k; in the papers' runs of a model of the P(R) figures,
-    Recall also at K = max_k + 1 .. ``rank_distribution.max_rank``."""
+    Recall also at K = max_k + 1 .. ``rank_distribution.max_rank``; in the ``interval`` part, the
+    three metrics at the cut-offs ``intervals.ks``."""
+    if role == "interval":
+        return [(metric, int(k)) for metric in METRICS for k in config["intervals"]["ks"]]
     top = config["max_k"]
     if role == "paper" and (dataset, model) in _figure_models(config):
         top = max(top, config["rank_distribution"]["max_rank"])
@@ -251,7 +269,8 @@ def chunk_table(config: Mapping, seed: int, labels: Mapping[str, str], ranks: pd
     """Every run of one part of one (dataset, model): ``repeats`` draws, every estimator of the part.
 
     The engine's table (:data:`~itemsampling.studies.engine.RUN_COLUMNS` and ``seconds``, the
-    wall time of each draw) with the ``part`` and ``setup_seconds`` (fitting pooled priors).
+    wall time of each draw; in the ``interval`` part also ``level``, ``se``, ``lower`` and
+    ``upper``) with the ``part`` and ``setup_seconds`` (fitting pooled priors).
     """
     spec = parts(config)[labels["part"]]
     R, N = ranks["rank"].to_numpy(), ranks["n_candidates"].to_numpy()
@@ -266,6 +285,7 @@ def chunk_table(config: Mapping, seed: int, labels: Mapping[str, str], ranks: pd
         R, N, estimators=ests, targets=targets(config, labels["dataset"], labels["model"], spec["role"]),
         sample_sizes=[spec["sample_size"]], seed=seed, labels=labels, schemes=[spec["scheme"]],
         repeats=config["repeats"], n_groups=spec["n_item_groups"], timing=True,
+        interval=spec.get("level"), interval_method=spec.get("method"),
     )
     return table.assign(part=labels["part"], setup_seconds=setup)
 
@@ -335,14 +355,14 @@ def winners(runs: pd.DataFrame, ks: Iterable[int]) -> pd.DataFrame:
     return out[[*settings, "metric", "k", "correct", "repeats"]]
 
 
-def relative_errors(runs: pd.DataFrame, max_k: int) -> pd.DataFrame:
+def relative_errors(runs: pd.DataFrame, max_k: int, rows=None) -> pd.DataFrame:
     """Average relative error over K = 1..``max_k`` of every repeat, then its mean and standard
     deviation (ddof = 1) over the repeats (AAAI'23 §5, Tables 1, 6, 9, 10; as fractions).
 
     (1/|K|) Σ_K |estimate@K − exact@K| / exact@K per repeat
     (:func:`~itemsampling.experiments.relative_error`). A cut-off whose exact value is 0 has no
     relative error and is left out of the average (the AAAI'23 code counts it as 0); with real
-    data and K >= 1 this does not happen.
+    data and K >= 1 this does not happen. ``rows`` (a boolean mask) restricts the runs used.
 
     Returns
     -------
@@ -352,6 +372,8 @@ def relative_errors(runs: pd.DataFrame, max_k: int) -> pd.DataFrame:
     """
     keys = [*_SETTING, "metric", "repeat"]
     cut = (runs["k"] <= max_k).to_numpy(dtype=bool)
+    if rows is not None:
+        cut &= np.asarray(rows, dtype=bool)
     exact = runs["exact"].to_numpy()[cut]
     error = np.where(exact != 0, relative_error(runs["estimate"].to_numpy()[cut], exact), np.nan)
     per_repeat = pd.Series(error).groupby([runs[key].iloc[cut].reset_index(drop=True) for key in keys],
@@ -425,6 +447,37 @@ def comparison_tables(errors: pd.DataFrame, config: Mapping) -> dict[str, pd.Dat
     }
 
 
+def interval_coverage(runs: pd.DataFrame) -> pd.DataFrame:
+    """How often the intervals cover the exact value over the repeats, and why they miss.
+
+    :func:`itemsampling.intervals.interval_coverage` (``coverage``: share of repeats with
+    lower <= exact <= upper; ``mean_width``: mean of upper − lower) of every setting, with the
+    two sources of a miss as fractions of the exact value: ``bias`` (mean estimate − exact) and
+    ``spread`` (standard deviation of the estimate over the repeats, ddof = 1), and ``mean_se``
+    (the mean standard error the intervals are built from): an interval of level 1 − α covers
+    about as often as its level when |bias| is small against ``mean_se`` and ``spread`` is close
+    to it.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``dataset, model, protocol, scheme, sample_size, estimator, metric, k, level, repeats,
+        coverage, mean_width, exact, bias, spread, mean_se``.
+    """
+    keys = ["dataset", "model", "protocol", "scheme", "sample_size", "estimator", "metric", "k", "level"]
+    columns = [*keys, "repeats", "coverage", "mean_width", "exact", "bias", "spread", "mean_se"]
+    if runs.empty:  # no interval part among the chunks
+        return pd.DataFrame(columns=columns)
+    out = _interval_coverage(runs[[*keys, "lower", "upper", "exact"]])
+    stats = runs.groupby(keys, sort=False).agg(exact=("exact", "first"), mean=("estimate", "mean"),
+                                                std=("estimate", "std"), mean_se=("se", "mean")).reset_index()
+    out = out.merge(stats, on=keys, how="left", validate="one_to_one")
+    out["bias"] = (out["mean"] - out["exact"]) / out["exact"]
+    out["spread"] = out["std"] / out["exact"]
+    out["mean_se"] = out["mean_se"] / out["exact"]
+    return out[columns]
+
+
 def chunk_times(runs: pd.DataFrame) -> pd.DataFrame:
     """Wall time of every chunk: setup (pooled priors) plus its draws (sampling and estimation).
 
@@ -459,7 +512,9 @@ def study_tables(config: Mapping, seed: int, runs: pd.DataFrame, root: str | Pat
     root : str or Path
         Repository root (unused: the runs carry the exact values).
     """
-    errors = relative_errors(runs, config["max_k"])
+    interval_parts = [name for name, spec in parts(config).items() if spec["role"] == "interval"]
+    with_interval = runs["part"].isin(interval_parts).to_numpy(dtype=bool)
+    errors = relative_errors(runs, config["max_k"], rows=~with_interval)
     paper_errors = _role(errors, config, "paper")
     rd = config["rank_distribution"]
     at_winner_ks = _role(runs, config, "paper", runs["k"].isin(config["winner_ks"]))
@@ -472,6 +527,7 @@ def study_tables(config: Mapping, seed: int, runs: pd.DataFrame, root: str | Pat
             rd["max_rank"], rd["estimators"]),
         "relative_error": paper_errors[[*_COMPARED, "mean", "std", "repeats"]].reset_index(drop=True),
         **comparison_tables(errors, config),
+        "interval_coverage": interval_coverage(runs[with_interval]),
         "chunk_times": chunk_times(runs),
     }
     return {name: _in_order(frame, config) for name, frame in tables.items()}
@@ -487,7 +543,7 @@ def _in_order(frame: pd.DataFrame, config: Mapping) -> pd.DataFrame:
         "metric": list(METRICS),
     }
     columns = [c for c in ("dataset", "model", "protocol", "part", "scheme", "sample_size", "estimator", "metric",
-                           "k", "prior", "n_items", "rank") if c in frame.columns]
+                           "k", "level", "prior", "n_items", "rank") if c in frame.columns]
 
     def key(column: pd.Series) -> pd.Series:
         if column.name in listed:
