@@ -1,6 +1,7 @@
 # Helpers shared by the workflow files. Everything about the notebooks comes from one list,
 # workflow/notebooks.yaml; the protocols from the package (itemsampling.ranks.PROTOCOLS).
 import functools
+import hashlib
 import json
 import os
 import subprocess
@@ -32,12 +33,24 @@ os.environ.update(PATH=os.pathsep.join([str(Path(sys.executable).parent), os.env
 _PACKAGE_DIR = ROOT / "src" / "itemsampling"
 #: the whole package: a study or a notebook reruns when any of it changes
 PACKAGE = sorted(str(p) for p in _PACKAGE_DIR.rglob("*") if p.suffix in (".py", ".csv"))
+#: the one input that stands for PACKAGE in the study and notebook rules (rule package_source
+#: writes the SHA-256 of every file): Snakemake checks every input of every waiting job each
+#: time it schedules, and with the whole package as an input of each of the 125 chunks of
+#: notebooks 04-05 the scheduler alone kept a third of a core busy
+PACKAGE_SOURCE = "results/package_source.sha256"
 #: the code that determines the global ranks (data, models, ranking, the train command)
 RANKS_CODE = sorted(
     str(p) for p in PACKAGE
     if Path(p).relative_to(_PACKAGE_DIR).parts[0] in ("data", "models", "ranks.py", "_validation.py")
     or p.endswith(os.path.join("commands", "train.py"))
 )
+
+
+def write_package_source(sources, path):
+    """Write `<sha256>  <path relative to the repository>` for every source file (rule package_source)."""
+    lines = [f"{hashlib.sha256(Path(src).read_bytes()).hexdigest()}  {Path(src).relative_to(ROOT)}\n" for src in sources]
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    Path(path).write_text("".join(lines))
 
 
 def check_config(cfg):

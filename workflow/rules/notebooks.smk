@@ -11,7 +11,7 @@ for _notebook in NOTEBOOKS:
             tables=notebook_tables(_notebook),
             extra=[table(_notebook, name) for name in NOTEBOOKS[_notebook].get("inputs", [])],
             notebook=notebook_source(_notebook),
-            source=PACKAGE,
+            source=PACKAGE_SOURCE,
         output:
             notebook=f"results/notebooks/{_notebook}.ipynb",
             pdf=figure_pdfs(_notebook),

@@ -12,10 +12,25 @@ wildcard_constraints:
     chunk=CHUNK_PATTERN,
 
 
+localrules:
+    package_source,
+
+
+rule package_source:
+    input:
+        PACKAGE,
+    output:
+        PACKAGE_SOURCE,
+    log:
+        "results/logs/package_source.log",
+    run:
+        write_package_source(input, output[0])
+
+
 rule study_chunk:
     input:
         ranks=lambda w: ancient(ranks_file(w.dataset, w.model, chunk_protocol(w.chunk))),
-        source=PACKAGE,
+        source=PACKAGE_SOURCE,
     output:
         "results/runs/{notebook}/{dataset}/{model}/{chunk}.parquet",
     log:
@@ -44,7 +59,7 @@ for _notebook, _spec in NOTEBOOKS.items():
         input:
             runs=chunk_files(_notebook),
             inputs=[ancient(path) for path in study(_notebook).inputs(study_config(_notebook))],
-            source=PACKAGE,
+            source=PACKAGE_SOURCE,
         output:
             report_tables(_notebook),
         log:
