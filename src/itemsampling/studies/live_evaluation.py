@@ -28,8 +28,9 @@ Tables (written by the workflow rule ``live_evaluation`` to ``results/tables/05_
   over the repeats; :func:`~itemsampling.studies.adaptive_sampling.repeat_errors`). A full
   ranking is exact: its error is 0 by definition, in its one deterministic run.
 * ``live_times``: the wall seconds of every adaptive evaluation (sampling, scoring and the
-  estimate) and of ``repeats`` full rankings (scores, ranks and exact metrics) of each model,
-  with one BLAS thread; the only table that differs between runs.
+  estimate; ``scoring_seconds``: the part spent in the model's ``score_items``) and of
+  ``repeats`` full rankings (scores, ranks and exact metrics) of each model, with one BLAS
+  thread; the only table that differs between runs.
 
 Configuration: ``adaptive_sampling.live`` of ``config/config.yaml``, with the section's
 ``metrics`` and ``max_k`` (see the schema).
@@ -59,12 +60,15 @@ __all__ = [
     "SCHEMES",
     "TIMES_COLUMNS",
     "chunks",
+    "compare_with_simulation",
     "evaluate_model",
     "full_ranking",
     "inputs",
     "labels_of",
+    "live_summary",
     "load_model",
     "sample_sizes",
+    "scores_single_items",
     "study_config",
     "study_tables",
     "train_record_path",
@@ -76,7 +80,7 @@ SCHEMES = {"binomial": True, "hypergeometric": False}
 EVALUATION_COLUMNS = ("dataset", "model", "protocol", "scheme", "method", "n0", "n_max", "repeats", "items_per_user",
                       "share_of_full_ranking", "metric", "mean", "std")
 #: columns of ``live_times``
-TIMES_COLUMNS = ("dataset", "model", "protocol", "scheme", "method", "n_max", "repeat", "seconds")
+TIMES_COLUMNS = ("dataset", "model", "protocol", "scheme", "method", "n_max", "repeat", "seconds", "scoring_seconds")
 
 
 # ----------------------------------------------------------------------------- configuration
@@ -200,7 +204,8 @@ def evaluate_model(model, record: Mapping, dataset, config: Mapping, seed: int,
     for repeat in range(config["repeats"]):
         (ranks, exact), seconds = _timed(full_ranking, model, dataset, config["protocol"], tie_seed, metrics,
                                          config["max_k"])
-        times.append({**labels, "method": "full_ranking", "n_max": pd.NA, "repeat": repeat, "seconds": seconds})
+        times.append({**labels, "method": "full_ranking", "n_max": pd.NA, "repeat": repeat, "seconds": seconds,
+                      "scoring_seconds": np.nan})
     _check_same_ranks(ranks, committed, labels)
     truth = exact.set_index(["metric", "k"])["value"]
     exclude = dataset.train if config["protocol"] == "unseen" else None
@@ -208,16 +213,31 @@ def evaluate_model(model, record: Mapping, dataset, config: Mapping, seed: int,
     draws = [(n_max, repeat) for n_max in config["n_max"] for repeat in range(config["repeats"])]
     for n_max, repeat in tqdm(draws, desc=f"live {labels['dataset']} {labels['model']}", disable=None):
         rng = np.random.default_rng(derive_seed(seed, *labels.values(), n_max, repeat))
-        live, seconds = _timed(evaluate_adaptive, model.score_items, dataset.test_items, dataset.n_items,
+        scorer = _TimedScorer(model.score_items)
+        live, seconds = _timed(evaluate_adaptive, scorer, dataset.test_items, dataset.n_items,
                                n0=config["n0"], n_max=n_max, exclude=exclude, metrics=metrics, ks=ks,
                                replace=SCHEMES[config["scheme"]], rng=rng, tie_seed=tie_seed, progress=False)
-        times.append({**labels, "method": "adaptive", "n_max": n_max, "repeat": repeat, "seconds": seconds})
+        times.append({**labels, "method": "adaptive", "n_max": n_max, "repeat": repeat, "seconds": seconds,
+                      "scoring_seconds": scorer.seconds})
         estimates = live.estimates
         frames.append(estimates.assign(
             **labels, sample_size=n_max, estimator="adaptive_mle", repeat=repeat,
             exact=truth.reindex(pd.MultiIndex.from_frame(estimates[["metric", "k"]])).to_numpy(),
             mean_sample_size=live.cost.items_scored / live.cost.n_users))
     return pd.concat(frames, ignore_index=True), pd.DataFrame(times, columns=list(TIMES_COLUMNS))
+
+
+class _TimedScorer:
+    """A scorer that adds up the wall seconds spent in it."""
+
+    def __init__(self, score) -> None:
+        self.score = score
+        self.seconds = 0.0
+
+    def __call__(self, users: np.ndarray, items: np.ndarray) -> np.ndarray:
+        scores, seconds = _timed(self.score, users, items)
+        self.seconds += seconds
+        return scores
 
 
 def _check_same_ranks(ranks: pd.DataFrame, committed: pd.DataFrame, labels: Mapping) -> None:
@@ -272,3 +292,53 @@ def _full_ranking_rows(labels: Mapping, metrics, n_items: int) -> pd.DataFrame:
                         "items_per_user": float(n_items), "share_of_full_ranking": 1.0, "metric": list(metrics),
                         "mean": 0.0, "std": 0.0}, index=range(len(metrics)))
     return out[list(EVALUATION_COLUMNS)].astype({"n0": "Int64", "n_max": "Int64"})
+
+
+# ----------------------------------------------------------------------------- notebook layouts
+
+
+def scores_single_items(model: str) -> bool:
+    """Whether the registry model ``model`` computes the score of a single item on its own
+    (overrides ``Recommender._score_items``, as EASE does) rather than scoring every item of the
+    user and keeping the requested ones."""
+    from ..models.base import Recommender
+    from ..models.registry import model_class
+
+    return model_class(model)._score_items is not Recommender._score_items
+
+
+def live_summary(evaluation: pd.DataFrame, times: pd.DataFrame) -> pd.DataFrame:
+    """One row per (dataset, model, method, n_max): items scored per user and their share of
+    M × N, the mean relative error of each metric (columns ``error_<metric>``), the median wall
+    seconds over the repeats, ``time_ratio`` = that median / the model's median full-ranking
+    seconds (< 1: faster than the full ranking) and ``scoring_share``, the median share of an
+    adaptive evaluation's time spent in the model (empty for the full ranking)."""
+    keys = ["dataset", "model", "protocol", "scheme", "method", "n_max"]
+    errors = evaluation.pivot_table(index=keys, columns="metric", values="mean", sort=False, dropna=False)
+    errors = errors.dropna(how="all")[list(dict.fromkeys(evaluation["metric"]))].add_prefix("error_")
+    costs = evaluation.drop_duplicates(keys).set_index(keys)[["n0", "repeats", "items_per_user",
+                                                              "share_of_full_ranking"]]
+    grouped = times.assign(scoring_share=times["scoring_seconds"] / times["seconds"]).groupby(
+        keys, sort=False, dropna=False)
+    out = costs.join(errors).join(grouped[["seconds", "scoring_share"]].median()).reset_index()
+    full = out[out["method"] == "full_ranking"].set_index(["dataset", "model"])["seconds"]
+    reference = pd.MultiIndex.from_frame(out[["dataset", "model"]])
+    out = out.assign(time_ratio=out["seconds"].to_numpy() / full.reindex(reference).to_numpy())
+    return out.astype({"n0": "Int64", "n_max": "Int64"})
+
+
+def compare_with_simulation(evaluation: pd.DataFrame, frontier: pd.DataFrame, n0: int) -> pd.DataFrame:
+    """The live adaptive rows beside the simulated ones of the same setting (notebook 05's
+    ``frontier``: dataset, model, protocol, scheme, metric and n_max, simulated with the section's
+    ``n0``): items per user and mean (std) relative error of each, and ``z`` = the difference of
+    the means over its standard error, sqrt(std_live² / repeats_live + std_sim² / repeats_sim).
+    Both draw the sampled ranks from the same law (the live model's ranks are the committed ones),
+    so ``z`` is a standard-normal-like draw where they agree. Empty without a common setting."""
+    keys = ["dataset", "model", "protocol", "scheme", "metric", "n_max"]
+    live = evaluation[(evaluation["method"] == "adaptive") & (evaluation["n0"] == n0)]
+    simulated = frontier[frontier["sampling"] == "adaptive"].rename(columns={"sample_size": "n_max"})
+    columns = ["items_per_user", "mean", "std", "repeats"]
+    both = live[[*keys, *columns]].astype({"n_max": "int64"}).merge(
+        simulated[[*keys, *columns]], on=keys, suffixes=("_live", "_simulated"))
+    se = np.sqrt(both["std_live"] ** 2 / both["repeats_live"] + both["std_simulated"] ** 2 / both["repeats_simulated"])
+    return both.assign(z=(both["mean_live"] - both["mean_simulated"]) / se)
