@@ -112,8 +112,8 @@ def check_sample_sizes(name, studied, study_cfg):
             _checked(f"{name} ({dataset}, {protocol}: smallest N_u = {smallest})", check_sample_size, n, smallest)
 
 
-#: the live evaluation of notebook 05 (rule live_evaluation): a study without chunks whose tables are
-#: inputs of a notebook
+#: the live evaluation of notebook 05, a study without chunks whose tables (made by the rule
+#: live_evaluation) are inputs of a notebook
 LIVE_STUDY = load_study("live_evaluation")
 
 

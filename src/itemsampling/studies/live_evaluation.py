@@ -251,8 +251,9 @@ def _check_same_ranks(ranks: pd.DataFrame, committed: pd.DataFrame, labels: Mapp
     raise ValueError(
         f"the full ranking of the loaded {labels['model']} on {labels['dataset']} ({labels['protocol']}) does not give "
         f"its committed global ranks ({differ} of {len(theirs)} users differ): the refit is not the committed model "
-        "(a model whose fit is not reproducible, e.g. a torch model, or another number of BLAS threads than "
-        "adaptive_sampling.live.fit_threads); remove the model from adaptive_sampling.live.models or fix fit_threads")
+        "(a fit that is not reproducible on this machine, or another number of BLAS threads than the training "
+        "used, adaptive_sampling.live.fit_threads); remove the model from adaptive_sampling.live.models or fix "
+        "fit_threads")
 
 
 # ----------------------------------------------------------------------------- all tables
