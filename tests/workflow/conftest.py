@@ -27,6 +27,30 @@ def fake_ranks():
     return _fake_ranks
 
 
+def _train_synthetic(root: Path, models, seed: int = 3) -> Path:
+    """Train ``models`` on the registry's synthetic data into ``root/results/ranks/synthetic/<model>``
+    (ranks under ``all``, train.json) with one BLAS thread, and drop their saved states, so that
+    loading them refits from train.json as for the committed models."""
+    from threadpoolctl import threadpool_limits
+
+    from itemsampling.cli import main
+
+    folder = root / "results" / "ranks" / "synthetic"
+    folder.mkdir(parents=True, exist_ok=True)
+    for model in models:
+        with threadpool_limits(1, user_api="blas"):
+            assert main(["train", "--dataset", "synthetic", "--model", model, "--seed", str(seed), "--protocols", "all",
+                         "--out-dir", str(folder / model), "--no-progress"]) == 0
+        (folder / model / "model.npz").unlink(missing_ok=True)
+    return root
+
+
+@pytest.fixture(scope="session")
+def train_synthetic():
+    """Factory: ``train_synthetic(root, models)`` trains models on the synthetic dataset under ``root``."""
+    return _train_synthetic
+
+
 @pytest.fixture
 def tiny_results(tmp_path: Path) -> Path:
     """A results/ tree with ranks of two models on one dataset, train.json and the dataset table."""

@@ -10,6 +10,7 @@ import pytest
 import yaml
 
 from itemsampling.commands.study import load_study
+from itemsampling.studies import live_evaluation
 from itemsampling.studies.tables import find_root, read_table, write_table
 
 REPO = Path(__file__).resolve().parents[2]
@@ -43,7 +44,7 @@ def test_a_missing_table_names_the_snakemake_target(tmp_path):
 @pytest.mark.notebook
 @pytest.mark.slow
 @pytest.mark.parametrize("name", list(NOTEBOOKS))
-def test_notebook_runs_on_tiny_tables_and_shows_every_figure(name, tiny_results):
+def test_notebook_runs_on_tiny_tables_and_shows_every_figure(name, tiny_results, train_synthetic):
     spec = NOTEBOOKS[name]
     study, config = load_study(spec["study"]), spec["test"]
     chunks = [study.chunk_table(config, 0, chunk, pd.read_parquet(
@@ -54,6 +55,12 @@ def test_notebook_runs_on_tiny_tables_and_shows_every_figure(name, tiny_results)
     assert set(tables) == set(spec["tables"])
     for table, frame in tables.items():
         write_table(frame, tiny_results / "results" / "tables" / name / f"{table}.csv")
+    if "live_evaluation" in spec.get("inputs", []):  # rule live_evaluation: models trained on the synthetic data
+        live = live_evaluation.study_config({"adaptive_sampling": config})
+        train_synthetic(tiny_results, live["models"])
+        for table, frame in live_evaluation.study_tables(live, 0, None, tiny_results).items():
+            write_table(frame, tiny_results / "results" / "tables" / name / f"{table}.csv")
+    assert all((tiny_results / "results" / "tables" / name / f"{table}.csv").is_file() for table in spec.get("inputs", []))
     (tiny_results / "Snakefile").touch()  # marks the root that the notebook looks for by default
     (tiny_results / "notebooks").mkdir()
     out = tiny_results / f"{name}.ipynb"

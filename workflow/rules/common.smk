@@ -78,13 +78,21 @@ def check_config(cfg):
                 f"(known: {sorted(cfg['models'])})"
             )
     for notebook in NOTEBOOKS:
-        check_sample_sizes(notebook)
+        check_sample_sizes(NOTEBOOKS[notebook]["study"], study(notebook), study_config(notebook))
         for chunk in study(notebook).chunks(study_config(notebook)):
             if chunk["model"] not in cfg["train"].get(chunk["dataset"], []):
                 raise ValueError(
                     f"notebook {notebook} needs the ranks of model {chunk['model']!r} on dataset "
                     f"{chunk['dataset']!r}; add it to train.{chunk['dataset']}"
                 )
+    live = LIVE_STUDY.study_config(cfg)
+    check_sample_sizes("adaptive_sampling.live", LIVE_STUDY, live)
+    untrained = sorted(set(live["models"]) - set(cfg["train"].get(live["dataset"], [])))
+    if untrained:
+        raise ValueError(
+            f"config adaptive_sampling.live evaluates models {untrained} that are not trained on "
+            f"{live['dataset']!r}; add them to train.{live['dataset']}"
+        )
 
 
 def _checked(key, check, *args):
@@ -105,18 +113,21 @@ def smallest_candidates(dataset, protocol):
     return None
 
 
-def check_sample_sizes(notebook):
+def check_sample_sizes(name, studied, study_cfg):
     """Every sample size of a study fits the candidates of its ranks (1 <= n <= min N_u), checked
     against the ranks already there, so that a dry run rejects what the run would reject; a study
-    declares its sample sizes with ``sample_sizes(config)``."""
-    studied = study(notebook)
+    declares its sample sizes with ``sample_sizes(config)``; ``name`` names it in the message."""
     if not hasattr(studied, "sample_sizes"):
         return
-    for (dataset, protocol), n in studied.sample_sizes(study_config(notebook)).items():
+    for (dataset, protocol), n in studied.sample_sizes(study_cfg).items():
         smallest = smallest_candidates(dataset, protocol)
         if smallest is not None:
-            _checked(f"{NOTEBOOKS[notebook]['study']} ({dataset}, {protocol}: smallest N_u = {smallest})",
-                     check_sample_size, n, smallest)
+            _checked(f"{name} ({dataset}, {protocol}: smallest N_u = {smallest})", check_sample_size, n, smallest)
+
+
+#: the live evaluation of notebook 05, a study without chunks whose tables (made by the rule
+#: live_evaluation) are inputs of a notebook
+LIVE_STUDY = load_study("live_evaluation")
 
 
 def study(notebook):
@@ -138,6 +149,10 @@ check_config(config)
 DATASETS = sorted(config["train"])
 #: the notebook whose folder holds the dataset summary of rule dataset_summary
 DATA_NOTEBOOK = next(nb for nb, spec in NOTEBOOKS.items() if "datasets" in spec.get("inputs", []))
+#: the tables of rule live_evaluation, and the notebook whose folder holds them
+LIVE_TABLES = ["live_evaluation", "live_times"]
+LIVE_NOTEBOOK = next(nb for nb, spec in NOTEBOOKS.items() if set(LIVE_TABLES) <= set(spec.get("inputs", [])))
+LIVE = LIVE_STUDY.study_config(config)
 PAIRS = sorted((d, m) for d, models in config["train"].items() for m in models)
 
 

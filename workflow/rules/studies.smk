@@ -79,3 +79,34 @@ for _notebook, _spec in NOTEBOOKS.items():
             "itemsampling study tables --study {params.study} --config {params.config:q} "
             "--seed {params.seed} --runs {input.runs} --tables {params.tables} "
             "--out-dir {params.out_dir} > {log} 2>&1"
+
+
+# The live evaluation of notebook 05: each model of adaptive_sampling.live is loaded from its
+# committed train.json (a refit with its hyper-parameters and seed, with the BLAS threads that
+# fitted it) and evaluated both by adaptive sampling against its own scores and by full ranking.
+# Its ranks must equal the committed ones. live_times.csv holds wall times (one BLAS thread). The
+# dataset is checked as it is loaded (not through rule verify_data, which would make the committed
+# ranks look outdated).
+
+
+rule live_evaluation:
+    input:
+        inputs=[ancient(path) for path in LIVE_STUDY.inputs(LIVE)],
+        source=PACKAGE,
+    output:
+        [table(LIVE_NOTEBOOK, name) for name in LIVE_TABLES],
+    log:
+        "results/logs/studies/live_evaluation.log",
+    params:
+        config=json.dumps(LIVE, sort_keys=True),
+        seed=config["seed"],
+        tables=" ".join(LIVE_TABLES),
+        out_dir=lambda wildcards, output: str(Path(output[0]).parent),
+    threads: LIVE["fit_threads"]
+    resources:
+        mem_mb=4000,
+        runtime=30,
+    shell:
+        "env OMP_NUM_THREADS={threads} OPENBLAS_NUM_THREADS={threads} MKL_NUM_THREADS={threads} "
+        "itemsampling study tables --study live_evaluation --config {params.config:q} --seed {params.seed} "
+        "--tables {params.tables} --out-dir {params.out_dir} > {log} 2>&1"
