@@ -92,7 +92,7 @@ for _notebook, _spec in NOTEBOOKS.items():
 rule live_evaluation:
     input:
         inputs=[ancient(path) for path in LIVE_STUDY.inputs(LIVE)],
-        source=PACKAGE,
+        source=PACKAGE_SOURCE,
     output:
         [table(LIVE_NOTEBOOK, name) for name in LIVE_TABLES],
     log:
