@@ -116,3 +116,17 @@ def test_every_figure_and_report_table_has_a_caption():
         assert set(spec.get("report_tables", [])) <= set(spec["tables"]), name
         for caption in [f["name"] for f in spec["figures"]] + spec.get("report_tables", []):
             assert (captions / name / f"{caption}.rst").is_file(), (name, caption)
+
+
+def test_every_caption_is_valid_restructured_text():
+    """A caption with, say, |x| unescaped (a substitution in reStructuredText) prints an error
+    in the middle of the report."""
+    from docutils import nodes
+    from docutils.core import publish_doctree
+
+    for path in sorted((REPO / "workflow" / "report").rglob("*.rst")):
+        tree = publish_doctree(path.read_text(), settings_overrides={"report_level": 5, "halt_level": 5})
+        messages = [*tree.findall(nodes.system_message), *tree.transform_messages]
+        errors = [node.astext() for node in messages if node["level"] >= 2]
+        assert not errors, (path.name, errors)
+        assert not list(tree.findall(nodes.problematic)), path.name
