@@ -18,7 +18,9 @@ from itemsampling.studies.tables import write_table
 
 CONFIG = {"dataset": "tiny", "protocol": "unseen", "recommenders": {"X": "m1", "Y": "m2"}, "sample_size": 21,
           "repeats": 4, "scheme": "binomial", "k": 10, "gammas": [1.0, 0.1], "curve_gamma": 0.1,
-          "curve_sample_sizes": [11, 21], "n_item_groups": 2, "toy_repeats": 5}
+          "curve_sample_sizes": [11, 21], "n_item_groups": 2, "toy_repeats": 5,
+          "sensitivity": {"recommenders": [], "readings": [], "ties": ["random"]},
+          "model_hyperparameters": {"m1": {}, "m2": {}}}
 
 
 @pytest.fixture

@@ -12,7 +12,10 @@ Every table of the notebook, computed from the global ranks of K&R's recommender
   mean order the recommenders as the exact metric?), ``table4`` (how often each run orders a
   pair correctly), ``rank_summary`` and ``fig5_rank_histogram`` (Fig. 5), ``fig6_expected_recall`` (expected
   Recall@K against the sample size, eq. 16) and ``fig6_smallest_sample`` (the smallest m with
-  the exact order).
+  the exact order);
+* readings of K&R eqs. 27–30 and tie rules (:mod:`itemsampling.studies.readings`): each
+  reading recommender refitted under each reading, one chunk per (recommender, reading), and
+  the tables ``sensitivity``, ``sensitivity_table4``, ``sensitivity_paper`` and ``ties``.
 
 Configuration: the ``sampled_metrics`` section of ``config/config.yaml`` (see the schema).
 """
@@ -34,6 +37,13 @@ from ..kernels import log_kernel_block, rank_kernel
 from ..metrics import global_metrics, metric_weights, rank_weight
 from .engine import SCHEMES, repeat_estimates
 from .paper import paper_table
+from .readings import (
+    check_sensitivity,
+    sensitivity_chunk,
+    sensitivity_chunks,
+    sensitivity_tables,
+    split_runs,
+)
 from .tables import ranks_path, read_ranks
 
 __all__ = [
@@ -94,12 +104,16 @@ def sample_sizes(config: Mapping) -> dict[tuple[str, str], int]:
 
 
 def chunk_table(config: Mapping, seed: int, labels: Mapping[str, str], ranks: pd.DataFrame) -> pd.DataFrame:
-    """Every run of one recommender (one chunk of ``table3_runs``).
+    """Every run of one recommender (one chunk of ``table3_runs``), or of one reading.
 
     ``repeats`` draws of n = ``sample_size`` items per user with the user's own N_u, each
     estimated by :func:`estimators`; the corrections use ``n_item_groups`` groups of users by
-    N_u (:mod:`itemsampling.candidates`), as K&R do.
+    N_u (:mod:`itemsampling.candidates`), as K&R do. A chunk with a ``part`` (a reading) refits
+    the recommender and runs the same on its ranks
+    (:func:`~itemsampling.studies.readings.sensitivity_chunk`).
     """
+    if "part" in labels:
+        return sensitivity_chunk(config, seed, labels, ranks, estimators(config["gammas"]), targets(config["k"]))
     return repeat_estimates(
         ranks["rank"].to_numpy(), ranks["n_candidates"].to_numpy(), estimators=estimators(config["gammas"]),
         targets=targets(config["k"]), sample_sizes=[config["sample_size"]], seed=seed, labels=labels,
@@ -414,14 +428,23 @@ def smallest_correct_sample(curve: pd.DataFrame) -> pd.DataFrame:
 
 
 def study_config(config: Mapping) -> dict:
-    """The parameters of this study: the ``sampled_metrics`` section."""
-    return dict(config["sampled_metrics"])
+    """The parameters of this study: the ``sampled_metrics`` section, and in
+    ``model_hyperparameters`` the configured hyper-parameters of its recommenders on its dataset
+    (the readings refit them; checked by
+    :func:`~itemsampling.studies.readings.check_sensitivity`)."""
+    out = dict(config["sampled_metrics"])
+    per_dataset = config.get("hyperparameters", {}).get(out["dataset"], {})
+    out["model_hyperparameters"] = {model: {**config["models"].get(model, {}), **per_dataset.get(model, {})}
+                                    for model in out["recommenders"].values()}
+    check_sensitivity(out)
+    return out
 
 
 def chunks(config: Mapping) -> list[dict]:
-    """One chunk of runs per recommender: its (dataset, model, protocol)."""
+    """One chunk of runs per recommender (its dataset, model, protocol), then one per reading
+    (:func:`~itemsampling.studies.readings.sensitivity_chunks`)."""
     return [{"dataset": config["dataset"], "model": model, "protocol": config["protocol"]}
-            for model in config["recommenders"].values()]
+            for model in config["recommenders"].values()] + sensitivity_chunks(config)
 
 
 def inputs(config: Mapping) -> list[str]:
@@ -443,6 +466,7 @@ def study_tables(config: Mapping, seed: int, runs: pd.DataFrame, root: str | Pat
     root : str or Path
         Repository root (where ``results/ranks`` is).
     """
+    runs, reading_runs = split_runs(runs)
     ranks = {label: read_ranks(config["dataset"], model, config["protocol"], root)
              for label, model in config["recommenders"].items()}
     labels = {model: label for label, model in config["recommenders"].items()}
@@ -474,6 +498,8 @@ def study_tables(config: Mapping, seed: int, runs: pd.DataFrame, root: str | Pat
         "table4": _with_keys(order_agreement(runs), {**real_keys, **sampled}),
         "fig6_expected_recall": _with_keys(curve, {**real_keys, "scheme": config["scheme"]}),
         "fig6_smallest_sample": _with_keys(smallest_correct_sample(curve), {**real_keys, "scheme": config["scheme"]}),
+        **{name: _with_keys(frame, {**real_keys, **sampled})
+           for name, frame in sensitivity_tables(config, reading_runs).items()},
     }
     return tables
 
