@@ -140,10 +140,29 @@ def test_sensitivity_tables_recomputed_from_the_runs(chunks):
     y = sens[(sens["reading"] == "printed") & (sens["recommender"] == "Y")].set_index("ties")
     assert ties.set_index("recommender").loc["Y", "auc_pessimistic"] == y.loc["pessimistic", "auc"]
     assert tables["sensitivity_paper"].empty  # K&R report ml-1m only
+    orders = tables["sensitivity_orders"]
+    assert len(orders) == 3 * 3 * 4 * 4 and orders["paper_order"].isna().all()
+    for (reading, ties), part in sens.groupby(["reading", "ties"]):
+        want = " > ".join(part.sort_values("recall", ascending=False, kind="stable")["recommender"])
+        got = orders[(orders["reading"] == reading) & (orders["ties"] == ties) & (orders["metric"] == "recall")]
+        assert (got["exact_order"] == want).all()
+        want = " > ".join(part.sort_values("sampled_recall", ascending=False, kind="stable")["recommender"])
+        assert got.set_index("method").loc["sampled", "order"] == want
     t4 = tables["sensitivity_table4"]
     assert len(t4) == 3 * 3 * 4 and t4["comparisons"].eq(3).all() and t4["paper_reliable"].isna().all()
     sampled = t4[t4["method"] == "sampled"]
     assert (sampled["same"] == 3).all() and (sampled[["better", "worse"]] == 0).all().all()
+
+
+def test_the_paper_orders_are_those_the_paper_states():
+    """K&R §6.2: exact Z > Y > X on Recall, NDCG and AP; sampled Recall reversed, X > Y > Z;
+    AUC consistent."""
+    orders = rd._paper_orders({"dataset": "ml-1m"}).set_index(["metric", "method"])
+    for metric in ("recall", "ndcg", "ap"):
+        assert orders.loc[(metric, "sampled"), "paper_exact_order"] == "Z > Y > X"
+    assert orders.loc[("recall", "sampled"), "paper_order"] == "X > Y > Z"
+    assert orders.loc[("auc", "sampled"), "paper_order"] == orders.loc[("auc", "sampled"), "paper_exact_order"]
+    assert rd._paper_orders({"dataset": "ml-100k"}).empty
 
 
 def test_table4_summary_by_hand():

@@ -19,12 +19,18 @@ random numbers and the default reading under random ties reproduces the main run
 
 Tables (:func:`sensitivity_tables`):
 
+* ``sensitivity_summary``: one row per reading and tie rule — the exact and sampled order of
+  Recall@K, how many orders agree with K&R's, the distance of the exact metrics of the reading
+  recommenders to K&R Table 3, and the Table 4 counts of BV (γ = ``curve_gamma``) and of the
+  rank estimate;
 * ``sensitivity``: per reading, tie rule and recommender, the exact Recall@K, NDCG@K, AP and
   AUC, the mean sampled Recall@K, the users whose held-out item ties with another candidate or
   scores 0, and those ranked in the bottom half;
 * ``sensitivity_table4``: per reading, tie rule and method, how many of Table 4's Recall, NDCG
   and AP comparisons are right in at least 90% of the runs, how many are right more (less)
   often than with the uncorrected metric, next to the same counts of K&R's Table 4;
+* ``sensitivity_orders``: per reading, tie rule, metric and method, the order of the
+  recommenders by the exact metric and by the mean over the runs, next to K&R's (Table 3);
 * ``sensitivity_paper``: every exact value against K&R Table 3 (ml-1m only);
 * ``ties``: the default reading under each tie rule, one row per recommender.
 """
@@ -303,6 +309,34 @@ def _sensitivity_table4(config: Mapping, runs: pd.DataFrame) -> pd.DataFrame:
     return out[["reading", "ties", "default", *[c for c in out.columns if c not in ("reading", "ties", "default")]]]
 
 
+def _paper_orders(config: Mapping) -> pd.DataFrame:
+    """The orders of X, Y, Z in K&R Table 3 by metric and method (empty unless on ml-1m)."""
+    from .sampled_metrics import mean_orders
+
+    paper = paper_table("krichene2020kdd_table3")
+    if config["dataset"] != "ml-1m":
+        paper = paper.iloc[:0]
+    exact = paper[paper["method"] == "exact"].set_index(["metric", "recommender"])["paper_percent"].rename("exact")
+    table3 = paper[paper["method"] != "exact"].rename(columns={"paper_percent": "mean"}).join(
+        exact, on=["metric", "recommender"])
+    orders = mean_orders(table3) if len(table3) else pd.DataFrame(columns=["metric", "method", "order", "exact_order"])
+    return orders[["metric", "method", "order", "exact_order"]].add_prefix("paper_").rename(
+        columns={"paper_metric": "metric", "paper_method": "method"})
+
+
+def _sensitivity_orders(config: Mapping, runs: pd.DataFrame) -> pd.DataFrame:
+    from .sampled_metrics import mean_orders, summarize_runs
+
+    frames = [mean_orders(summarize_runs(part)).assign(reading=reading, ties=ties)
+              for (reading, ties), part in runs.groupby(["reading", "ties"], sort=False)]
+    out = pd.concat(frames, ignore_index=True).drop(columns="agrees")
+    out = out.merge(_paper_orders(config), on=["metric", "method"], how="left")
+    default = default_reading(config)
+    out.insert(0, "default", (out["reading"] == default) & (out["ties"] == "random"))
+    return out[["reading", "ties", "default", "metric", "method", "order", "exact_order", "paper_order",
+                "paper_exact_order"]]
+
+
 def _sensitivity_paper(config: Mapping, sensitivity: pd.DataFrame) -> pd.DataFrame:
     """Exact metrics of every reading against K&R Table 3, in percent (ml-1m only)."""
     ours = sensitivity.melt(id_vars=["reading", "ties", "default", "recommender"],
@@ -313,6 +347,37 @@ def _sensitivity_paper(config: Mapping, sensitivity: pd.DataFrame) -> pd.DataFra
     out = ours.assign(ours_percent=100 * ours["ours"]).drop(columns="ours").merge(
         paper, on=["metric", "recommender"], how="inner")
     return out.assign(difference=out["ours_percent"] - out["paper_percent"])
+
+
+def _sensitivity_summary(config: Mapping, tables: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
+    """One row per (reading, tie rule) from the other sensitivity tables (module docstring)."""
+    keys = ["reading", "ties", "default"]
+    orders = tables["sensitivity_orders"]
+    recall = orders[orders["metric"] == "recall"]
+    out = recall.drop_duplicates(keys)[[*keys, "exact_order"]].merge(
+        recall[recall["method"] == "sampled"][[*keys, "order"]].rename(columns={"order": "sampled_order"}), on=keys)
+    exact = orders.drop_duplicates([*keys, "metric"])
+    counts = {"exact_orders_as_paper": exact.assign(same=exact["exact_order"] == exact["paper_exact_order"]),
+              "mean_orders_as_paper": orders.assign(same=orders["order"] == orders["paper_order"])}
+    for name, frame in counts.items():
+        out = out.merge(frame.groupby(keys, sort=False)["same"].sum().rename(name).reset_index(), on=keys)
+    paper = tables["sensitivity_paper"]
+    paper = paper[paper["recommender"].isin(config["sensitivity"]["recommenders"])].assign(
+        gap=lambda t: t["difference"].abs(), cell=lambda t: t["recommender"] + " " + t["metric"])
+    worst = paper.sort_values("gap", ascending=False, kind="stable").drop_duplicates(keys)
+    out = out.merge(paper.groupby(keys, sort=False)["gap"].mean().rename("paper_mean_abs_difference").reset_index(),
+                    on=keys, how="left")
+    out = out.merge(worst[[*keys, "gap", "cell"]].rename(columns={"gap": "paper_max_abs_difference",
+                                                                  "cell": "paper_max_difference_at"}),
+                    on=keys, how="left")
+    if paper.empty:
+        out[["exact_orders_as_paper", "mean_orders_as_paper"]] = np.nan
+    table4 = tables["sensitivity_table4"].set_index([*keys, "method"])
+    bv = f"bv_{float(config['curve_gamma']):g}"
+    for method, columns in ((bv, ["reliable"]), ("rank_estimate", ["better", "same", "worse"])):
+        part = table4.xs(method, level="method")[columns + [f"paper_{c}" for c in columns]]
+        out = out.merge(part.add_prefix(f"{method}_").reset_index(), on=keys, how="left")
+    return out
 
 
 def _ties(config: Mapping, sensitivity: pd.DataFrame) -> pd.DataFrame:
@@ -327,13 +392,19 @@ def _ties(config: Mapping, sensitivity: pd.DataFrame) -> pd.DataFrame:
 
 
 def _empty_tables(config: Mapping) -> dict[str, pd.DataFrame]:
-    """The four tables without rows (a configuration without readings)."""
+    """The tables without rows (a configuration without readings)."""
     keys = ["reading", "ties", "default"]
+    bv = f"bv_{float(config['curve_gamma']):g}"
     columns = {
+        "sensitivity_summary": [*keys, "exact_order", "sampled_order", "exact_orders_as_paper", "mean_orders_as_paper",
+                                "paper_mean_abs_difference", "paper_max_abs_difference", "paper_max_difference_at",
+                                f"{bv}_reliable", f"{bv}_paper_reliable",
+                                *[f"rank_estimate_{p}{c}" for p in ("", "paper_") for c in ("better", "same", "worse")]],
         "sensitivity": [*keys, "recommender", "model", "tied_users", "zero_score_users", "bottom_half",
                         "recall", "ndcg", "ap", "auc", "sampled_recall"],
         "sensitivity_table4": [*keys, "method", "comparisons", "reliable", "better", "same", "worse",
                                "paper_reliable", "paper_better", "paper_same", "paper_worse"],
+        "sensitivity_orders": [*keys, "metric", "method", "order", "exact_order", "paper_order", "paper_exact_order"],
         "sensitivity_paper": [*keys, "recommender", "metric", "ours_percent", "paper_percent", "difference"],
         "ties": ["recommender", "model", "tied_users", "zero_score_users",
                  *[f"{m}_{t}" for m in ("recall", "auc", "bottom_half") for t in config["sensitivity"]["ties"]]],
@@ -342,15 +413,17 @@ def _empty_tables(config: Mapping) -> dict[str, pd.DataFrame]:
 
 
 def sensitivity_tables(config: Mapping, runs: pd.DataFrame | None) -> dict[str, pd.DataFrame]:
-    """``sensitivity``, ``sensitivity_table4``, ``sensitivity_paper`` and ``ties`` (see the module
-    docstring) from the runs of :func:`sensitivity_chunk`; tables without rows when there are
+    """``sensitivity_summary``, ``sensitivity``, ``sensitivity_table4``, ``sensitivity_orders``,
+    ``sensitivity_paper`` and ``ties`` (see the module docstring) from the runs of :func:`sensitivity_chunk`; tables without rows when there are
     no readings."""
     if runs is None:
         return _empty_tables(config)
     runs = _by_reading(config, runs)
     sensitivity = _sensitivity(config, runs)
-    return {"sensitivity": sensitivity, "sensitivity_table4": _sensitivity_table4(config, runs),
-            "sensitivity_paper": _sensitivity_paper(config, sensitivity), "ties": _ties(config, sensitivity)}
+    tables = {"sensitivity": sensitivity, "sensitivity_table4": _sensitivity_table4(config, runs),
+              "sensitivity_orders": _sensitivity_orders(config, runs),
+              "sensitivity_paper": _sensitivity_paper(config, sensitivity), "ties": _ties(config, sensitivity)}
+    return {"sensitivity_summary": _sensitivity_summary(config, tables), **tables}
 
 
 def split_runs(runs: pd.DataFrame | None) -> tuple[pd.DataFrame | None, pd.DataFrame | None]:

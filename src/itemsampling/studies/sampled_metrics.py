@@ -15,7 +15,8 @@ Every table of the notebook, computed from the global ranks of K&R's recommender
   the exact order);
 * readings of K&R eqs. 27–30 and tie rules (:mod:`itemsampling.studies.readings`): each
   reading recommender refitted under each reading, one chunk per (recommender, reading), and
-  the tables ``sensitivity``, ``sensitivity_table4``, ``sensitivity_paper`` and ``ties``.
+  the tables ``sensitivity_summary``, ``sensitivity``, ``sensitivity_table4``,
+  ``sensitivity_orders``, ``sensitivity_paper`` and ``ties``.
 
 Configuration: the ``sampled_metrics`` section of ``config/config.yaml`` (see the schema).
 """
@@ -411,14 +412,32 @@ def expected_metric_curve(ranks: Mapping[str, pd.DataFrame], sample_sizes: Seque
 
 
 def smallest_correct_sample(curve: pd.DataFrame) -> pd.DataFrame:
-    """Per method, the smallest m = n - 1 of the curve at which the expected metric orders all
-    recommenders as the exact metric does (empty when none does)."""
+    """Per method, the smallest m = n - 1 of the curve from which on the expected metric orders
+    each pair of recommenders (``pair`` = ``"X vs Y"``) and, with three or more, all of them
+    (``"all"``) as the exact
+    metric does, at that m and at every larger m of the curve (K&R Fig. 6: "needs m = 1000
+    samples to order X and Y correctly"); missing when even the largest m does not.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``method``, ``pair`` and ``smallest_sampled_items`` (nullable integer).
+    """
+    labels = list(dict.fromkeys(curve["recommender"]))
+    groups = [[a, b] for i, a in enumerate(labels) for b in labels[i + 1:]] + ([labels] if len(labels) > 2 else [])
     rows = []
     for method, part in curve.groupby("method", sort=False):
-        exact_order = part.drop_duplicates("recommender").sort_values("exact", kind="stable")["recommender"].tolist()
-        first = next((int(n) - 1 for n, at in part.groupby("sample_size")
-                      if at.sort_values("expected", kind="stable")["recommender"].tolist() == exact_order), None)
-        rows.append({"method": method, "smallest_sampled_items": first})
+        exact = part.drop_duplicates("recommender").set_index("recommender")["exact"]
+        expected = part.pivot(index="sample_size", columns="recommender", values="expected").sort_index()
+        for group in groups:
+            truth = exact[group].sort_values(kind="stable").index.tolist()
+            right = np.array([row.sort_values(kind="stable").index.tolist() == truth
+                              for _, row in expected[group].iterrows()])
+            wrong = np.flatnonzero(~right)
+            first = 0 if wrong.size == 0 else wrong[-1] + 1
+            size = int(expected.index[first]) - 1 if first < right.size else None
+            rows.append({"method": method, "pair": " vs ".join(group) if len(group) == 2 else "all",
+                         "smallest_sampled_items": size})
     out = pd.DataFrame(rows)
     out["smallest_sampled_items"] = out["smallest_sampled_items"].astype("Int64")
     return out
