@@ -66,6 +66,17 @@ def test_estimates_approach_the_true_metrics(simulated, method, opts):
     assert np.abs(naive - truth.value.to_numpy()).min() > 0.1
 
 
+def test_mes_with_the_papers_eta_is_pulled_below_the_truth(simulated):
+    """README, "Findings worth knowing": at N = 500, n = 100 the entropy term with the papers'
+    η = 0.001 dominates and Recall@50 comes out more than 0.1 too low; η/n (the AAAI'23 code)
+    is within 0.02."""
+    _, sampled_ranks, truth = simulated
+    want = truth.set_index(["metric", "k"]).at[("recall", 50), "value"]
+    paper, code = (estimate(sampled_ranks, N_ITEMS, SAMPLE_SIZE, "mes", "recall", 50, **opts).estimate.iloc[0]
+                   for opts in ({}, {"eta_scale": "code"}))
+    assert want - paper > 0.1 and abs(code - want) < 0.02
+
+
 def test_hypergeometric_scheme_matches_sampling_without_replacement():
     rng = np.random.default_rng(5)
     global_ranks = rng.choice(np.arange(1, 201), size=40_000, p=_true_distribution(200))

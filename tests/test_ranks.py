@@ -78,6 +78,24 @@ def test_global_ranks_match_brute_force_sort_with_ties(protocol):
     assert (out["user"] == np.arange(model.n_users)).all() and (out["item"] == targets).all()
 
 
+@pytest.mark.parametrize("protocol", ["unseen", "all"])
+def test_pessimistic_and_optimistic_ties_bound_the_random_rank(protocol):
+    """Pessimistic: the target after every candidate with its score; optimistic: before them."""
+    model, targets = tied_problem(seed=2)
+    ranks = {ties: global_ranks(model, targets, protocols=[protocol], seed=4, ties=ties)[protocol]["rank"].to_numpy()
+             for ties in ("random", "pessimistic", "optimistic")}
+    for u in range(model.n_users):
+        excluded = model.train_[u].indices if protocol == "unseen" else []
+        others = np.setdiff1d(np.arange(model.n_items), [*excluded, targets[u]])
+        score, target = model.table[u, others], model.table[u, targets[u]]
+        assert ranks["optimistic"][u] == 1 + (score > target).sum()
+        assert ranks["pessimistic"][u] == 1 + (score >= target).sum()
+    assert (ranks["optimistic"] <= ranks["random"]).all() and (ranks["random"] <= ranks["pessimistic"]).all()
+    assert (ranks["optimistic"] < ranks["pessimistic"]).any()
+    with pytest.raises(ValueError, match="ties"):
+        global_ranks(model, targets, ties="worst")
+
+
 def test_tie_break_is_uniform_and_not_positional():
     """With all scores equal, R_u is uniform on 1..N whichever item is the target."""
     n_users, n_items = 4000, 8

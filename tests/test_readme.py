@@ -85,3 +85,35 @@ def test_console_example_runs_with_the_installed_script(readme_namespace, tmp_pa
                             ["recall", "ndcg"], [10, 20])
     assert got.metric.tolist() == expected.metric.tolist()
     np.testing.assert_allclose(got.estimate, expected.estimate, rtol=1e-9)
+
+
+def test_findings_on_krichene_rendle_quote_the_committed_tables():
+    """The README's findings on K&R's Y and Z state what notebook 01's committed tables hold."""
+    tables = README.parent / "results" / "tables" / "01_sampled_metrics"
+    text = " ".join(README.read_text().split())
+    ties = pd.read_csv(tables / "ties.csv").set_index("recommender")
+    summary = pd.read_csv(tables / "sensitivity_summary.csv").set_index(["reading", "ties"])
+    sens = pd.read_csv(tables / "sensitivity.csv")
+    z = ties.loc["Z"]
+    users = int(pd.read_csv(tables / "rank_summary.csv").set_index("recommender").at["Z", "users"])
+    closest = summary["paper_mean_abs_difference"].idxmin()
+    default = summary[summary["default"]].iloc[0]
+    y_auc = 100 * sens.loc[sens["recommender"] == "Y", "auc"]
+    worse = summary["rank_estimate_worse"]
+    claims = [
+        f"{int(z['tied_users']):,} of Z's {users:,} held-out items",
+        f"({int(z['zero_score_users']):,} at score 0)",
+        f"AUC is {100 * z['auc_random']:.2f} with our random ties, {100 * z['auc_pessimistic']:.2f} if ties are "
+        f"ranked last and {100 * z['auc_optimistic']:.2f} if first",
+        f"Y's AUC stays at {y_auc.min():.2f}–{y_auc.max():.2f}",
+        f"(`{closest[0]}`, {closest[1]} ties) is {summary.loc[closest, 'paper_mean_abs_difference']:.2f} points",
+        f"{summary.loc[closest, 'paper_max_abs_difference']:.2f} at most",
+        f"({default['paper_mean_abs_difference']:.2f} points on average, "
+        f"{default['paper_max_abs_difference']:.2f} at most)",
+        f"better on {int(default['rank_estimate_paper_better'])} of the 9 Recall/NDCG/AP comparisons and as good on "
+        f"{int(default['rank_estimate_paper_same'])}",
+        f"better on {int(default['rank_estimate_better'])} and worse on {int(default['rank_estimate_worse'])}",
+        f"worse on {int(worse.min())}–{int(worse.max())} of the 9",
+    ]
+    for claim in claims:
+        assert claim in text, claim

@@ -13,6 +13,11 @@ key(u, j) < key(u, i), where ``key`` is a 64-bit hash of (tie seed, user, item)
 (:func:`tie_break_keys`). This is one seeded total order per user, independent of where an
 item sits in an array; global ranks, sampled ranks and adaptive ranks all use it, so a sampled
 rank is exactly 1 + (number of sampled items that precede the target in the global order).
+:func:`global_ranks` (``ties``) also gives the two deterministic bounds, to measure how much
+ties matter: ``pessimistic`` puts the target after every candidate with the same score,
+R_u = #{candidates j with s_uj >= s_ut} (the target included), and ``optimistic`` before them,
+R_u = 1 + #{s_uj > s_ut}. Under either, a sampled item precedes the target by the same rule,
+so given R_u the sampled rank still follows P(r | R_u) (the kernels need no change).
 
 * Global rank R_u = 1 + #{candidates j that precede the target}, in 1..N_u.
 * "Actual" sampled rank r_u: draw n - 1 items from the candidates other than the target
@@ -37,6 +42,7 @@ from .models.base import Recommender, score_batches
 
 __all__ = [
     "PROTOCOLS",
+    "TIES",
     "adaptive_sampled_ranks",
     "global_ranks",
     "ranks_from_scores",
@@ -47,6 +53,8 @@ __all__ = [
 ]
 
 PROTOCOLS = ("unseen", "all")
+#: how a target is ranked among candidates with the same score (see the module docstring)
+TIES = ("random", "pessimistic", "optimistic")
 
 _U64 = np.uint64
 _GOLDEN = _U64(0x9E3779B97F4A7C15)
@@ -101,7 +109,8 @@ def _precedes(scores, target_scores, users, items, target_keys, seed) -> np.ndar
     return out
 
 
-def ranks_from_scores(scores, users, targets, *, exclude=None, seed: int) -> tuple[np.ndarray, np.ndarray]:
+def ranks_from_scores(scores, users, targets, *, exclude=None, seed: int,
+                      ties: str = "random") -> tuple[np.ndarray, np.ndarray]:
     """Global ranks of the targets in a batch of score rows.
 
     Parameters
@@ -116,7 +125,10 @@ def ranks_from_scores(scores, users, targets, *, exclude=None, seed: int) -> tup
         ``(B, N)`` items that are not candidates (the training items under ``unseen``); must not
         contain the target.
     seed : int
-        Tie-break seed.
+        Tie-break seed (used by ``ties="random"``).
+    ties : {"random", "pessimistic", "optimistic"}
+        Rank of the target among candidates with its score: seeded random order, after all of
+        them, or before all of them.
 
     Returns
     -------
@@ -125,6 +137,7 @@ def ranks_from_scores(scores, users, targets, *, exclude=None, seed: int) -> tup
     n_candidates : numpy.ndarray
         int64 N_u (N minus the excluded items).
     """
+    ties = check_choice("ties", ties, TIES)
     scores = np.asarray(scores)
     _check_scores(scores)
     n_rows, n_items = scores.shape
@@ -132,8 +145,11 @@ def ranks_from_scores(scores, users, targets, *, exclude=None, seed: int) -> tup
     targets = np.asarray(targets, dtype=np.int64)
     rows = np.arange(n_rows)
     t_scores = scores[rows, targets][:, None]
-    t_keys = tie_break_keys(users, targets, seed)[:, None]
-    before = _precedes(scores, t_scores, users[:, None], np.arange(n_items)[None, :], t_keys, seed)
+    if ties == "random":
+        t_keys = tie_break_keys(users, targets, seed)[:, None]
+        before = _precedes(scores, t_scores, users[:, None], np.arange(n_items)[None, :], t_keys, seed)
+    else:
+        before = scores >= t_scores if ties == "pessimistic" else scores > t_scores
     before[rows, targets] = False
     counts = before.sum(axis=1)
     n_candidates = np.full(n_rows, n_items, dtype=np.int64)
@@ -172,6 +188,7 @@ def global_ranks(
     users=None,
     batch_size: int = 1024,
     progress: bool | None = None,
+    ties: str = "random",
 ) -> dict[str, pd.DataFrame]:
     """Global rank R_u of each test user's held-out item, for one or both protocols.
 
@@ -193,6 +210,9 @@ def global_ranks(
         Users scored at once.
     progress : bool or None
         Progress bar; ``None`` shows it only in an interactive terminal.
+    ties : {"random", "pessimistic", "optimistic"}
+        Rank among tied candidates (:func:`ranks_from_scores`); ``random`` is the seeded total
+        order that sampled ranks use.
 
     Returns
     -------
@@ -201,6 +221,7 @@ def global_ranks(
         ``n_candidates`` (N_u), one row per test user.
     """
     protocols = [_check_protocol(p) for p in protocols]
+    ties = check_choice("ties", ties, TIES)
     users, targets = _test_users(test_items, model.n_users, users)
     pos = 0
     out = {p: {"rank": np.empty(users.size, np.int64), "n": np.empty(users.size, np.int64)} for p in protocols}
@@ -209,7 +230,7 @@ def global_ranks(
         for p in protocols:
             exclude = model.train_[batch] if p == "unseen" else None
             out[p]["rank"][sl], out[p]["n"][sl] = ranks_from_scores(
-                scores, batch, targets[sl], exclude=exclude, seed=seed
+                scores, batch, targets[sl], exclude=exclude, seed=seed, ties=ties
             )
         pos += batch.size
     return {

@@ -9,8 +9,13 @@ import scipy.sparse as sp
 from itemsampling.models.itemknn import ItemKNN, itemknn_weights, top_k_per_row
 
 
-def brute_force_weights(x, q, k, k_prime, normalize, self_similarity, norm_ord=2):
-    """Eqs. 27-30 with explicit sets and loops (neighbour ties broken by smaller index)."""
+def brute_force_weights(x, q, k, k_prime, normalize, self_similarity, self_neighbor=True,
+                        orientation="target", norm="l2"):
+    """Eqs. 27-30 with explicit sets and loops (neighbour ties broken by smaller index).
+
+    ``self_neighbor=False``: N_k(i) holds k items other than i and δ(i ∈ N_k(i)) is taken as 1,
+    so s'_ii = s_ii. ``orientation="history"``: eq. 30 with s''_{j,i} in place of s''_{i,j}.
+    """
     n = x.shape[1]
     users = [set(np.flatnonzero(x[:, i])) for i in range(n)]
     s = np.zeros((n, n))
@@ -20,21 +25,28 @@ def brute_force_weights(x, q, k, k_prime, normalize, self_similarity, norm_ord=2
                 s[i, j] = (len(users[i] & users[j]) / np.sqrt(len(users[i]) * len(users[j]))) ** q
 
     def nearest(i, size):  # N_size(i): the closest items to i (positive similarity)
-        cand = [j for j in range(n) if s[i, j] > 0]
+        cand = [j for j in range(n) if s[i, j] > 0 and (self_neighbor or j != i)]
         cand.sort(key=lambda j: (-s[i, j], j))
         return set(cand if size is None else cand[:size])
 
     s1 = np.zeros_like(s)
     for i in range(n):
         for j in range(n):
-            if (k is None or i in nearest(j, k)) and (k_prime is None or j in nearest(i, k_prime)):
+            if (i == j and not self_neighbor) or (
+                    (k is None or i in nearest(j, k)) and (k_prime is None or j in nearest(i, k_prime))):
                 s1[i, j] = s[i, j]  # eq. 28
+    s2 = s1
+    if normalize:
+        norms = np.linalg.norm(s1, ord=1 if norm == "l1" else 2, axis=1, keepdims=True)
+        s2 = np.divide(s1, norms, out=np.zeros_like(s1), where=norms > 0)  # eq. 29
+    w = np.zeros_like(s2)
+    for i in range(n):  # eq. 30: the weight of the user's item j in the score of item i
+        for j in range(n):
+            w[i, j] = s2[i, j] if orientation == "target" else s2[j, i]
     if not normalize:
-        return s1
-    norms = np.linalg.norm(s1, ord=norm_ord, axis=1, keepdims=True)
-    s2 = np.divide(s1, norms, out=np.zeros_like(s1), where=norms > 0)  # eq. 29
-    sums = s2.sum(axis=1, keepdims=True)
-    return np.divide(s2, sums, out=np.zeros_like(s2), where=sums > 0)  # eq. 30
+        return w
+    sums = w.sum(axis=1, keepdims=True)
+    return np.divide(w, sums, out=np.zeros_like(w), where=sums > 0)
 
 
 SETTINGS = {
@@ -42,6 +54,15 @@ SETTINGS = {
     "Z": dict(q=1.0, k=None, k_prime=3, normalize=True, self_similarity=True),
     "DK": dict(q=1.0, k=4, k_prime=None, normalize=False, self_similarity=False),
     "both": dict(q=2.0, k=5, k_prime=4, normalize=True, self_similarity=False),
+    "Z self extra": dict(q=1.0, k=None, k_prime=3, normalize=True, self_similarity=True, self_neighbor=False),
+    "Z history l2": dict(q=1.0, k=None, k_prime=3, normalize=True, self_similarity=True, orientation="history"),
+    "Z history l1": dict(q=1.0, k=None, k_prime=3, normalize=True, self_similarity=True, orientation="history",
+                         norm="l1"),
+    "Y history l1 no self": dict(q=3.0, k=None, k_prime=None, normalize=True, self_similarity=False,
+                                 orientation="history", norm="l1"),
+    "both extra history": dict(q=2.0, k=5, k_prime=4, normalize=True, self_similarity=True, self_neighbor=False,
+                               orientation="history", norm="l1"),
+    "DK history": dict(q=1.0, k=4, k_prime=None, normalize=False, self_similarity=False, orientation="history"),
 }
 
 
@@ -64,12 +85,35 @@ def test_weights_and_scores_match_brute_force(small, setting):
     np.testing.assert_allclose(model.score(np.arange(20)), small @ expected.T, rtol=1e-5, atol=1e-6)
 
 
-def test_eq30_cancels_the_norm_of_eq29(small):
-    """Whatever norm eq. 29 uses, eq. 30 gives the same prediction."""
+def test_eq30_cancels_the_norm_of_eq29_only_for_the_target_row(small):
+    """As printed (row i scores item i) the norm of eq. 29 cancels; read from the rows of the
+    user's items it does not, and the readings give different predictions."""
     params = SETTINGS["Z"]
-    np.testing.assert_allclose(
-        brute_force_weights(small, **params, norm_ord=1), brute_force_weights(small, **params), atol=1e-12
-    )
+    for name in ("Z", "Y", "both"):
+        np.testing.assert_allclose(itemknn_weights(sp.csr_matrix(small), **SETTINGS[name], norm="l1").toarray(),
+                                   itemknn_weights(sp.csr_matrix(small), **SETTINGS[name]).toarray(), atol=1e-7)
+    history = {**params, "orientation": "history"}
+    l1 = itemknn_weights(sp.csr_matrix(small), **history, norm="l1").toarray()
+    l2 = itemknn_weights(sp.csr_matrix(small), **history, norm="l2").toarray()
+    assert np.abs(l1 - l2).max() > 1e-3
+    assert np.abs(l2 - itemknn_weights(sp.csr_matrix(small), **params).toarray()).max() > 1e-3
+
+
+def test_self_neighbor_matters_only_with_a_finite_neighbourhood(small):
+    x = sp.csr_matrix(small)
+    for name, differs in (("Y", False), ("Z", True)):
+        extra = itemknn_weights(x, **SETTINGS[name], self_neighbor=False).toarray()
+        assert (np.abs(extra - itemknn_weights(x, **SETTINGS[name]).toarray()).max() > 1e-3) == differs, name
+    z = itemknn_weights(x, **{**SETTINGS["Z"], "normalize": False}, self_neighbor=False).toarray()
+    used = np.flatnonzero(small.sum(axis=0))
+    assert (np.diag(z)[used] == 1).all() and ((z > 0).sum(axis=1)[used] <= 3 + 1).all()
+
+
+def test_the_history_reading_keeps_the_neighbours_of_the_users_items(small):
+    """Under "history", k' = 3 keeps the 3 nearest items of each user item j (j itself among
+    them): column j of W has at most 3 non-zeros, while row i may have many."""
+    w = itemknn_weights(sp.csr_matrix(small), **SETTINGS["Z history l2"]).toarray()
+    assert ((w > 0).sum(axis=0) <= 3).all() and (w > 0).sum(axis=1).max() > 3
 
 
 def test_top_k_per_row_ties_by_index():
@@ -88,7 +132,8 @@ def test_dense_and_sparse_scoring_agree(small, monkeypatch):
     assert isinstance(dense_model._score_matrix, np.ndarray)
 
 
-@pytest.mark.parametrize(("name", "value"), [("q", 0), ("k", 0), ("k_prime", 2.5), ("normalize", 1)])
+@pytest.mark.parametrize(("name", "value"), [("q", 0), ("k", 0), ("k_prime", 2.5), ("normalize", 1),
+                                             ("self_neighbor", "no"), ("orientation", "row"), ("norm", "l3")])
 def test_hyperparameters_are_validated(name, value):
     with pytest.raises(ValueError, match=name):
         ItemKNN(**{name: value})

@@ -18,7 +18,9 @@ from itemsampling.studies.tables import write_table
 
 CONFIG = {"dataset": "tiny", "protocol": "unseen", "recommenders": {"X": "m1", "Y": "m2"}, "sample_size": 21,
           "repeats": 4, "scheme": "binomial", "k": 10, "gammas": [1.0, 0.1], "curve_gamma": 0.1,
-          "curve_sample_sizes": [11, 21], "n_item_groups": 2, "toy_repeats": 5}
+          "curve_sample_sizes": [11, 21], "n_item_groups": 2, "toy_repeats": 5,
+          "sensitivity": {"recommenders": [], "readings": [], "ties": ["random"]},
+          "model_hyperparameters": {"m1": {}, "m2": {}}}
 
 
 @pytest.fixture
@@ -86,9 +88,23 @@ def test_summary_and_order_agreement_recomputed_by_hand(study):
 def test_smallest_correct_sample_reads_the_curve():
     curve = pd.DataFrame({"recommender": ["A", "B"] * 3, "sample_size": [11, 11, 21, 21, 51, 51],
                           "method": "sampled", "expected": [0.5, 0.4, 0.4, 0.45, 0.3, 0.6], "exact": [0.1, 0.2] * 3})
-    assert sm.smallest_correct_sample(curve)["smallest_sampled_items"].tolist() == [20]
+    out = sm.smallest_correct_sample(curve)
+    assert out["pair"].tolist() == ["A vs B"] and out["smallest_sampled_items"].tolist() == [20]
     never = curve.assign(expected=[0.5, 0.4] * 3)
     assert sm.smallest_correct_sample(never)["smallest_sampled_items"].isna().all()
+    back_and_forth = curve.assign(expected=[0.1, 0.4, 0.5, 0.4, 0.3, 0.6])  # right, wrong, right
+    assert sm.smallest_correct_sample(back_and_forth)["smallest_sampled_items"].tolist() == [50]
+
+
+def test_smallest_correct_sample_per_pair():
+    """Three recommenders: the pairs and the full order each have their own smallest m."""
+    sizes = [11, 21, 51]
+    expected = {"A": [0.9, 0.8, 0.5], "B": [0.5, 0.6, 0.6], "C": [0.6, 0.65, 0.7]}
+    curve = pd.DataFrame([{"recommender": r, "sample_size": n, "method": "sampled", "expected": v,
+                           "exact": {"A": 0.1, "B": 0.2, "C": 0.3}[r]}
+                          for r, values in expected.items() for n, v in zip(sizes, values, strict=True)])
+    out = sm.smallest_correct_sample(curve).set_index("pair")["smallest_sampled_items"]
+    assert out.to_dict() == {"A vs B": 50, "A vs C": 50, "B vs C": 10, "all": 50}
 
 
 def test_toy_tables_match_the_paper_to_printed_precision():
@@ -104,6 +120,8 @@ def test_paper_tables_have_their_source():
     t3, t4 = paper_table("krichene2020kdd_table3"), paper_table("krichene2020kdd_table4")
     assert set(t3["method"]) == {"exact", *sm.PAPER_METHODS} and len(t3) == 12 * 8 and len(t4) == 3 * 4 * 7
     assert t3["source"].str.contains("Table 3").all() and t4["source"].str.contains("doi").all()
+    text = paper_table("krichene2020kdd_text")
+    assert set(text["relation"]) <= {"=", "<", ">"} and text["source"].str.contains("Fig. [56]").all()
     with pytest.raises(ValueError, match="unknown paper table"):
         paper_table("nosuch")
 

@@ -60,6 +60,10 @@ def test_lint_finds_nothing_but_the_missing_per_rule_environments():
     [
         ("sampled_metrics:\n  repeats: 0\n", "0 is less than the minimum of 2"),
         ("sampled_metrics:\n  scheme: poisson\n", "poisson"),
+        ("sampled_metrics:\n  sensitivity:\n    readings: [{name: printed}, {name: bad, neighbours: 3}]\n",
+         "sampled_metrics.sensitivity reading 'bad': model 'krY' has no hyper-parameter 'neighbours'"),
+        ("sampled_metrics:\n  sensitivity:\n    readings: [{name: printed}]\n    ties: [pessimistic]\n",
+         "must include 'random'"),
         ("unknown_key: 1\n", "unknown_key"),
         ("train:\n  ml-1m: [nosuch]\n", "not in `models`"),
         ("train:\n  ml-10m: [popularity]\n", "unknown dataset 'ml-10m'; registered datasets"),

@@ -22,7 +22,9 @@ pytestmark = pytest.mark.slow
 
 CONFIG = {"dataset": "mid", "protocol": "unseen", "recommenders": {"X": "m1", "Y": "m2"}, "sample_size": 101,
           "repeats": 3, "scheme": "binomial", "k": 10, "gammas": [1.0, 0.01], "curve_gamma": 0.1,
-          "curve_sample_sizes": [51, 101], "n_item_groups": 3, "toy_repeats": 5}
+          "curve_sample_sizes": [51, 101], "n_item_groups": 3, "toy_repeats": 5,
+          "sensitivity": {"recommenders": [], "readings": [], "ties": ["random"]},
+          "model_hyperparameters": {"m1": {}, "m2": {}}}
 #: the console script of the environment that runs the tests
 ITEMSAMPLING = str(Path(sys.executable).with_name("itemsampling"))
 TABLES = ["table3_runs", "table3", "table4", "fig6_expected_recall"]
@@ -42,7 +44,8 @@ def _run(root: Path, threads: int, out: Path) -> None:
     all_tables = ["table1_toy_exact", "table2_toy_sampled", "fig2_toy_expected", "fig3_expected_vs_true_rank",
                   "fig4_corrected_ap", "fig4_expected_corrected_ap", "rank_summary", "fig5_rank_histogram",
                   "table3_runs", "table3", "table3_orders", "table4", "fig6_expected_recall",
-                  "fig6_smallest_sample"]
+                  "fig6_smallest_sample", "sensitivity_summary", "sensitivity", "sensitivity_table4",
+                  "sensitivity_orders", "sensitivity_paper", "ties"]
     subprocess.run([ITEMSAMPLING, "study", "tables", *common, "--runs", *runs,
                     "--tables", *all_tables, "--out-dir", str(out)], env=env, check=True, capture_output=True)
 

@@ -11,17 +11,28 @@ users of item i and n_i = |U_i|:
 * eq. 29, row normalisation: s''_ij = s'_ij / ||s'_i||;
 * eq. 30, prediction: ŷ(u, i) = Σ_{j:(u,j)∈H} s''_ij / Σ_{j∈I} s''_ij.
 
-Eq. 30 divides row i by its sum, which cancels the row scaling of eq. 29 whatever norm it uses
-(the paper does not name it; the Euclidean norm is used here), so
-ŷ(u, i) = Σ_{j∈H_u} s'_ij / Σ_j s'_ij. Rows that are all zero (items without training users)
-score 0. Without ``normalize`` the prediction is the Deshpande & Karypis score
-ŷ(u, i) = Σ_{j∈H_u} s'_ij.
+Without ``normalize`` the prediction is the Deshpande & Karypis score ŷ(u, i) = Σ_{j∈H_u} s'_ij.
+Rows (or columns) that are all zero (items without training users) score 0.
 
-The paper does not exclude j = i: under eq. 27 an item is its own most similar item
-(s_ii = 1), it counts among its own k nearest neighbours and in the denominator of eq. 30.
-``self_similarity=True`` follows the equations literally (used for Y and Z);
-``self_similarity=False`` sets s_ii = 0 first, as Deshpande & Karypis do. Neighbours with equal
-similarity are ranked by item index (a deterministic model choice, not an evaluation tie-break).
+**Readings.** The equations leave four choices open; each is an option (the defaults of
+``krY``/``krZ`` follow the text as printed):
+
+* ``self_similarity``: eq. 27 gives s_ii = 1 and nothing excludes j = i, so the item is its
+  own most similar item and counts in the denominator of eq. 30 (``True``, as printed);
+  ``False`` sets s_ii = 0 first, as Deshpande & Karypis do.
+* ``self_neighbor`` (with ``self_similarity``): whether i counts among "the k closest items to
+  i" of eq. 28 (``True``: it is the closest, and takes one of the k' places) or the k (k')
+  neighbours are chosen among the other items and s'_ii = s_ii is kept on top (``False``).
+* ``orientation``: whose row of s'' scores item i. ``"target"`` is eq. 30 as printed,
+  s''_{i,j} — row i, the target's own neighbours. ``"history"`` reads it as s''_{j,i}: the rows
+  of the user's items j, i.e. ŷ_u = x_u S'' / 1ᵀS'' in matrix form (then the k' row neighbours
+  of eq. 28 are the neighbours of the user's items, as in Deshpande & Karypis).
+* ``norm`` of eq. 29, ``"l2"`` or ``"l1"`` (the paper does not name it). Under ``"target"``
+  eq. 30 divides row i by its sum, which cancels any scaling of row i: the norm has no effect.
+  Under ``"history"`` eq. 29 scales the rows j and eq. 30 sums columns, so it does not cancel.
+
+Neighbours with equal similarity are ranked by item index (a deterministic model choice, not an
+evaluation tie-break; ties of the *scores* are the business of :mod:`itemsampling.ranks`).
 """
 
 from __future__ import annotations
@@ -37,12 +48,24 @@ __all__ = ["ItemKNN", "itemknn_weights", "top_k_per_row"]
 _DENSE_FRACTION = 0.1
 
 
+#: eq. 29 row norms
+NORMS = ("l2", "l1")
+#: eq. 30: whose row of s'' scores item i (see the module docstring)
+ORIENTATIONS = ("target", "history")
+
+
 def _check_k(name: str, value) -> int | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
         raise ValueError(f"item-kNN {name} must be a positive integer or None (k = ∞), got {value!r}")
     return int(value)
+
+
+def _check_option(name: str, value, allowed: tuple[str, ...]) -> str:
+    if value not in allowed:
+        raise ValueError(f"item-kNN {name} must be one of {', '.join(map(repr, allowed))}, got {value!r}")
+    return str(value)
 
 
 def top_k_per_row(matrix: sp.csr_matrix, k: int) -> sp.csr_matrix:
@@ -62,6 +85,20 @@ def top_k_per_row(matrix: sp.csr_matrix, k: int) -> sp.csr_matrix:
     )
 
 
+def _scale_rows(matrix: sp.spmatrix, values: np.ndarray) -> sp.csr_matrix:
+    """Divide row i of ``matrix`` by ``values[i]`` (rows with value 0 stay 0)."""
+    inverse = np.divide(1.0, values, out=np.zeros_like(values), where=values > 0)
+    return sp.csr_matrix(sp.diags(inverse) @ matrix)
+
+
+def _sparsify(sim: sp.csr_matrix, k: int | None, k_prime: int | None) -> sp.csr_matrix:
+    """Eq. 28 on a symmetric ``sim``: keep s_ij where j ∈ N_k'(i) (row) and i ∈ N_k(j) (column)."""
+    rows = top_k_per_row(sim, k_prime) if k_prime is not None else sim
+    if k is not None:  # the k largest entries of column j = of row j (s is symmetric)
+        rows = sp.csr_matrix(rows.multiply(top_k_per_row(sim, k).T.astype(bool)))
+    return rows
+
+
 def itemknn_weights(
     train: sp.csr_matrix,
     q: float = 1.0,
@@ -69,10 +106,13 @@ def itemknn_weights(
     k_prime: int | None = None,
     normalize: bool = False,
     self_similarity: bool = False,
+    self_neighbor: bool = True,
+    orientation: str = "target",
+    norm: str = "l2",
 ) -> sp.csr_matrix:
     """The prediction matrix W of item-kNN, so that ŷ(u, i) = Σ_j x_uj W_ij.
 
-    Krichene & Rendle (KDD 2020), eqs. 27-30 (see the module docstring).
+    Krichene & Rendle (KDD 2020), eqs. 27-30 (see the module docstring for the readings).
 
     Parameters
     ----------
@@ -86,34 +126,43 @@ def itemknn_weights(
         Apply eqs. 29-30 (K&R); otherwise W = s' (Deshpande & Karypis).
     self_similarity : bool
         Keep s_ii = 1 (the equations as written) instead of setting it to 0.
+    self_neighbor : bool
+        With ``self_similarity``: i is one of its own k (k') nearest neighbours in eq. 28
+        (``True``), or the neighbours are other items and s'_ii = s_ii is kept (``False``).
+    orientation : {"target", "history"}
+        Eq. 30 reads s''_{i,j} (row of the target, as printed) or s''_{j,i} (rows of the
+        user's items).
+    norm : {"l2", "l1"}
+        Row norm of eq. 29 (no effect under ``"target"``, where eq. 30 cancels it).
 
     Returns
     -------
     scipy.sparse.csr_matrix
         float32 ``(N, N)``; row i holds the weights of the user's items in the score of item i.
     """
+    orientation = _check_option("orientation", orientation, ORIENTATIONS)
+    norm = _check_option("norm", norm, NORMS)
     x = sp.csr_matrix(train, dtype=np.float64)
     counts = np.asarray(x.sum(axis=0)).ravel()
     inv_sqrt = np.divide(1.0, np.sqrt(counts), out=np.zeros_like(counts), where=counts > 0)
     scale = sp.diags(inv_sqrt)
     sim = sp.csr_matrix(scale @ (x.T @ x) @ scale)  # eq. 27 with q = 1
-    if not self_similarity:
+    sim.data **= q
+    diagonal = sp.diags(sim.diagonal()) if self_similarity and not self_neighbor else None
+    if not self_similarity or diagonal is not None:
         sim = sp.csr_matrix(sim - sp.diags(sim.diagonal()))
     sim.eliminate_zeros()
-    sim.data **= q
-    if k_prime is not None:  # δ(j ∈ N_k'(i)): the k' largest entries of row i
-        rows = top_k_per_row(sim, k_prime)
-    else:
-        rows = sim
-    if k is not None:  # δ(i ∈ N_k(j)): the k largest entries of column j (s is symmetric)
-        cols = top_k_per_row(sim, k).T
-        rows = sp.csr_matrix(rows.multiply(cols.astype(bool)))
-    weights = rows
+    weights = _sparsify(sim, k, k_prime)  # eq. 28
+    if diagonal is not None:
+        weights = sp.csr_matrix(weights + diagonal)
     if normalize:
-        norms = np.sqrt(np.asarray(weights.multiply(weights).sum(axis=1)).ravel())  # eq. 29
-        weights = sp.diags(np.divide(1.0, norms, out=np.zeros_like(norms), where=norms > 0)) @ weights
-        sums = np.asarray(weights.sum(axis=1)).ravel()  # eq. 30 denominator
-        weights = sp.diags(np.divide(1.0, sums, out=np.zeros_like(sums), where=sums > 0)) @ weights
+        squared = weights.multiply(weights) if norm == "l2" else abs(weights)
+        norms = np.asarray(squared.sum(axis=1)).ravel()
+        weights = _scale_rows(weights, np.sqrt(norms) if norm == "l2" else norms)  # eq. 29
+    if orientation == "history":
+        weights = sp.csr_matrix(weights.T)
+    if normalize:  # eq. 30: divide by the sum over all j
+        weights = _scale_rows(weights, np.asarray(weights.sum(axis=1)).ravel())
     weights = sp.csr_matrix(weights, dtype=np.float32)
     weights.eliminate_zeros()
     weights.sort_indices()
@@ -136,6 +185,14 @@ class ItemKNN(Recommender):
         Row-normalise and divide by the row sum (eqs. 29-30).
     self_similarity : bool
         Keep the self-similarity s_ii = 1 of eq. 27.
+    self_neighbor : bool
+        With ``self_similarity``: the item counts among its own k (k') neighbours of eq. 28
+        (``True``), or its neighbours are k (k') other items and s_ii is kept besides them.
+    orientation : {"target", "history"}
+        Eq. 30 scores item i from its own row of s'' (``"target"``, as printed) or from the
+        rows of the user's items (``"history"``).
+    norm : {"l2", "l1"}
+        Row norm of eq. 29; it matters only under ``orientation="history"``.
 
     Notes
     -----
@@ -155,11 +212,15 @@ class ItemKNN(Recommender):
         k_prime: int | None = None,
         normalize: bool = False,
         self_similarity: bool = False,
+        self_neighbor: bool = True,
+        orientation: str = "target",
+        norm: str = "l2",
     ) -> None:
         if isinstance(q, bool) or not isinstance(q, (int, float, np.number)) or not q > 0 \
                 or not np.isfinite(q):
             raise ValueError(f"item-kNN exponent q must be a positive number, got {q!r}")
-        for flag, value in (("normalize", normalize), ("self_similarity", self_similarity)):
+        for flag, value in (("normalize", normalize), ("self_similarity", self_similarity),
+                            ("self_neighbor", self_neighbor)):
             if not isinstance(value, (bool, np.bool_)):
                 raise ValueError(f"item-kNN {flag} must be true or false, got {value!r}")
         super().__init__(
@@ -168,6 +229,9 @@ class ItemKNN(Recommender):
             k_prime=_check_k("k_prime", k_prime),
             normalize=bool(normalize),
             self_similarity=bool(self_similarity),
+            self_neighbor=bool(self_neighbor),
+            orientation=_check_option("orientation", orientation, ORIENTATIONS),
+            norm=_check_option("norm", norm, NORMS),
         )
         self.weights_data_ = self.weights_indices_ = self.weights_indptr_ = None
         self._score_matrix = None

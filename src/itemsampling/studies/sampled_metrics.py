@@ -12,7 +12,11 @@ Every table of the notebook, computed from the global ranks of K&R's recommender
   mean order the recommenders as the exact metric?), ``table4`` (how often each run orders a
   pair correctly), ``rank_summary`` and ``fig5_rank_histogram`` (Fig. 5), ``fig6_expected_recall`` (expected
   Recall@K against the sample size, eq. 16) and ``fig6_smallest_sample`` (the smallest m with
-  the exact order).
+  the exact order);
+* readings of K&R eqs. 27–30 and tie rules (:mod:`itemsampling.studies.readings`): each
+  reading recommender refitted under each reading, one chunk per (recommender, reading), and
+  the tables ``sensitivity_summary``, ``sensitivity``, ``sensitivity_table4``,
+  ``sensitivity_orders``, ``sensitivity_paper`` and ``ties``.
 
 Configuration: the ``sampled_metrics`` section of ``config/config.yaml`` (see the schema).
 """
@@ -34,6 +38,13 @@ from ..kernels import log_kernel_block, rank_kernel
 from ..metrics import global_metrics, metric_weights, rank_weight
 from .engine import SCHEMES, repeat_estimates
 from .paper import paper_table
+from .readings import (
+    check_sensitivity,
+    sensitivity_chunk,
+    sensitivity_chunks,
+    sensitivity_tables,
+    split_runs,
+)
 from .tables import ranks_path, read_ranks
 
 __all__ = [
@@ -94,12 +105,16 @@ def sample_sizes(config: Mapping) -> dict[tuple[str, str], int]:
 
 
 def chunk_table(config: Mapping, seed: int, labels: Mapping[str, str], ranks: pd.DataFrame) -> pd.DataFrame:
-    """Every run of one recommender (one chunk of ``table3_runs``).
+    """Every run of one recommender (one chunk of ``table3_runs``), or of one reading.
 
     ``repeats`` draws of n = ``sample_size`` items per user with the user's own N_u, each
     estimated by :func:`estimators`; the corrections use ``n_item_groups`` groups of users by
-    N_u (:mod:`itemsampling.candidates`), as K&R do.
+    N_u (:mod:`itemsampling.candidates`), as K&R do. A chunk with a ``part`` (a reading) refits
+    the recommender and runs the same on its ranks
+    (:func:`~itemsampling.studies.readings.sensitivity_chunk`).
     """
+    if "part" in labels:
+        return sensitivity_chunk(config, seed, labels, ranks, estimators(config["gammas"]), targets(config["k"]))
     return repeat_estimates(
         ranks["rank"].to_numpy(), ranks["n_candidates"].to_numpy(), estimators=estimators(config["gammas"]),
         targets=targets(config["k"]), sample_sizes=[config["sample_size"]], seed=seed, labels=labels,
@@ -397,14 +412,32 @@ def expected_metric_curve(ranks: Mapping[str, pd.DataFrame], sample_sizes: Seque
 
 
 def smallest_correct_sample(curve: pd.DataFrame) -> pd.DataFrame:
-    """Per method, the smallest m = n - 1 of the curve at which the expected metric orders all
-    recommenders as the exact metric does (empty when none does)."""
+    """Per method, the smallest m = n - 1 of the curve from which on the expected metric orders
+    each pair of recommenders (``pair`` = ``"X vs Y"``) and, with three or more, all of them
+    (``"all"``) as the exact
+    metric does, at that m and at every larger m of the curve (K&R Fig. 6: "needs m = 1000
+    samples to order X and Y correctly"); missing when even the largest m does not.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``method``, ``pair`` and ``smallest_sampled_items`` (nullable integer).
+    """
+    labels = list(dict.fromkeys(curve["recommender"]))
+    groups = [[a, b] for i, a in enumerate(labels) for b in labels[i + 1:]] + ([labels] if len(labels) > 2 else [])
     rows = []
     for method, part in curve.groupby("method", sort=False):
-        exact_order = part.drop_duplicates("recommender").sort_values("exact", kind="stable")["recommender"].tolist()
-        first = next((int(n) - 1 for n, at in part.groupby("sample_size")
-                      if at.sort_values("expected", kind="stable")["recommender"].tolist() == exact_order), None)
-        rows.append({"method": method, "smallest_sampled_items": first})
+        exact = part.drop_duplicates("recommender").set_index("recommender")["exact"]
+        expected = part.pivot(index="sample_size", columns="recommender", values="expected").sort_index()
+        for group in groups:
+            truth = exact[group].sort_values(kind="stable").index.tolist()
+            right = np.array([row.sort_values(kind="stable").index.tolist() == truth
+                              for _, row in expected[group].iterrows()])
+            wrong = np.flatnonzero(~right)
+            first = 0 if wrong.size == 0 else wrong[-1] + 1
+            size = int(expected.index[first]) - 1 if first < right.size else None
+            rows.append({"method": method, "pair": " vs ".join(group) if len(group) == 2 else "all",
+                         "smallest_sampled_items": size})
     out = pd.DataFrame(rows)
     out["smallest_sampled_items"] = out["smallest_sampled_items"].astype("Int64")
     return out
@@ -414,14 +447,23 @@ def smallest_correct_sample(curve: pd.DataFrame) -> pd.DataFrame:
 
 
 def study_config(config: Mapping) -> dict:
-    """The parameters of this study: the ``sampled_metrics`` section."""
-    return dict(config["sampled_metrics"])
+    """The parameters of this study: the ``sampled_metrics`` section, and in
+    ``model_hyperparameters`` the configured hyper-parameters of its recommenders on its dataset
+    (the readings refit them; checked by
+    :func:`~itemsampling.studies.readings.check_sensitivity`)."""
+    out = dict(config["sampled_metrics"])
+    per_dataset = config.get("hyperparameters", {}).get(out["dataset"], {})
+    out["model_hyperparameters"] = {model: {**config["models"].get(model, {}), **per_dataset.get(model, {})}
+                                    for model in out["recommenders"].values()}
+    check_sensitivity(out)
+    return out
 
 
 def chunks(config: Mapping) -> list[dict]:
-    """One chunk of runs per recommender: its (dataset, model, protocol)."""
+    """One chunk of runs per recommender (its dataset, model, protocol), then one per reading
+    (:func:`~itemsampling.studies.readings.sensitivity_chunks`)."""
     return [{"dataset": config["dataset"], "model": model, "protocol": config["protocol"]}
-            for model in config["recommenders"].values()]
+            for model in config["recommenders"].values()] + sensitivity_chunks(config)
 
 
 def inputs(config: Mapping) -> list[str]:
@@ -443,6 +485,7 @@ def study_tables(config: Mapping, seed: int, runs: pd.DataFrame, root: str | Pat
     root : str or Path
         Repository root (where ``results/ranks`` is).
     """
+    runs, reading_runs = split_runs(runs)
     ranks = {label: read_ranks(config["dataset"], model, config["protocol"], root)
              for label, model in config["recommenders"].items()}
     labels = {model: label for label, model in config["recommenders"].items()}
@@ -474,6 +517,8 @@ def study_tables(config: Mapping, seed: int, runs: pd.DataFrame, root: str | Pat
         "table4": _with_keys(order_agreement(runs), {**real_keys, **sampled}),
         "fig6_expected_recall": _with_keys(curve, {**real_keys, "scheme": config["scheme"]}),
         "fig6_smallest_sample": _with_keys(smallest_correct_sample(curve), {**real_keys, "scheme": config["scheme"]}),
+        **{name: _with_keys(frame, {**real_keys, **sampled})
+           for name, frame in sensitivity_tables(config, reading_runs).items()},
     }
     return tables
 
