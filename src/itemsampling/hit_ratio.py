@@ -45,7 +45,7 @@ from ._validation import (
     check_sample_size,
 )
 from .kernels import SCHEMES, log_kernel_block
-from .simulation import _check_users
+from .simulation import _check_users, _check_users_and_size
 
 __all__ = [
     "dominance",
@@ -154,10 +154,7 @@ def sampled_hit_ratio_moments(global_ranks, n_items, sample_size: int,
         Shape ``(n,)`` each; entry k - 1 is E[SHR@k], resp. Var[SHR@k].
     """
     scheme = check_choice("sampling scheme", scheme, SCHEMES)
-    R, N = _check_users(global_ranks, n_items)
-    if np.ndim(sample_size) != 0:
-        raise ValueError("sample_size must be a single integer n for the moments of SHR@k")
-    n = check_sample_size(sample_size, int(N.min()))
+    R, N, n = _check_users_and_size(global_ranks, n_items, sample_size, "the moments of SHR@k")
     base = int(R.max()) + 1
     pairs, counts = np.unique(N * base + R, return_counts=True)  # distinct (N_u, R_u)
     mean, second = np.zeros(n), np.zeros(n)

@@ -105,6 +105,14 @@ def _check_users(global_ranks, n_items) -> tuple[np.ndarray, np.ndarray]:
     return R, N
 
 
+def _check_users_and_size(global_ranks, n_items, sample_size, quantity: str) -> tuple[np.ndarray, np.ndarray, int]:
+    """:func:`_check_users` and one sample set size n <= min N_u for ``quantity`` (named in the error)."""
+    R, N = _check_users(global_ranks, n_items)
+    if np.ndim(sample_size) != 0:
+        raise ValueError(f"sample_size must be a single integer n for {quantity}")
+    return R, N, check_sample_size(sample_size, int(N.min()))
+
+
 def _count_outranking(gen: np.random.Generator, better, worse, draws, scheme: str) -> np.ndarray:
     """Number of sampled items that outrank the target, among ``draws`` sampled items.
 
@@ -462,10 +470,7 @@ def expected_sampled_metric(
     """
     scheme = check_choice("sampling scheme", scheme, SCHEMES)
     metric = canonical_metric(metric)
-    R, N = _check_users(global_ranks, n_items)
-    if np.ndim(sample_size) != 0:
-        raise ValueError("sample_size must be a single integer n for the expected sampled metric")
-    n = check_sample_size(sample_size, int(N.min()))
+    R, N, n = _check_users_and_size(global_ranks, n_items, sample_size, "the expected sampled metric")
     if metric == "auc" and n < 2:
         raise ValueError("AUC on the sample needs n >= 2 (AUC_n(r) = (n - r)/(n - 1))")
     # only sampled ranks r <= k carry weight: the cost is (distinct R_u) x min(k, n)
@@ -509,8 +514,5 @@ def expected_sampled_rank_pmf(global_ranks, n_items, sample_size: int, scheme: s
         Shape ``(n,)``, summing to one.
     """
     scheme = check_choice("sampling scheme", scheme, SCHEMES)
-    R, N = _check_users(global_ranks, n_items)
-    if np.ndim(sample_size) != 0:
-        raise ValueError("sample_size must be a single integer n for the expected sampled rank distribution")
-    n = check_sample_size(sample_size, int(N.min()))
+    R, N, n = _check_users_and_size(global_ranks, n_items, sample_size, "the expected sampled rank distribution")
     return _summed_pmf(R, N, n, scheme, n) / R.size

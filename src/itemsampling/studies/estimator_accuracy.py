@@ -293,11 +293,15 @@ def chunk_table(config: Mapping, seed: int, labels: Mapping[str, str], ranks: pd
 # ----------------------------------------------------------------------------- aggregation
 
 
+def _role_mask(runs: pd.DataFrame, config: Mapping, role: str) -> pd.Series:
+    """Which runs belong to the parts with ``role``."""
+    return runs["part"].isin([name for name, spec in parts(config).items() if spec["role"] == role])
+
+
 def _role(runs: pd.DataFrame, config: Mapping, role: str, rows=None) -> pd.DataFrame:
     """The runs of the parts with ``role`` (among ``rows``, a boolean mask, if given)."""
-    names = [name for name, spec in parts(config).items() if spec["role"] == role]
-    mask = runs["part"].isin(names) if rows is None else runs["part"].isin(names) & rows
-    return runs[mask]
+    mask = _role_mask(runs, config, role)
+    return runs[mask if rows is None else mask & rows]
 
 
 def metrics_at_k(runs: pd.DataFrame, k: int) -> pd.DataFrame:
@@ -512,8 +516,7 @@ def study_tables(config: Mapping, seed: int, runs: pd.DataFrame, root: str | Pat
     root : str or Path
         Repository root (unused: the runs carry the exact values).
     """
-    interval_parts = [name for name, spec in parts(config).items() if spec["role"] == "interval"]
-    with_interval = runs["part"].isin(interval_parts).to_numpy(dtype=bool)
+    with_interval = _role_mask(runs, config, "interval").to_numpy(dtype=bool)
     errors = relative_errors(runs, config["max_k"], rows=~with_interval)
     paper_errors = _role(errors, config, "paper")
     rd = config["rank_distribution"]
