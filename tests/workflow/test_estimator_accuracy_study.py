@@ -327,9 +327,9 @@ def test_cli_runs_a_part_and_checks_it(tiny_results, tmp_path):
     assert set(pd.read_parquet(out)["part"]) == {"n40"}
     assert cli([*common, "--part", "nosuch", "--output", str(out)]) == 2
     assert cli([*common, "--output", str(out)]) == 2  # a chunk of this study needs its part
-    names = list(ea.study_tables(CONFIG, 2, pd.read_parquet(out)))
+    names = list(ea.study_tables(CONFIG, 2, pd.read_parquet(out), tiny_results))
     assert cli(["study", "tables", "--study", "estimator_accuracy", "--config", config, "--seed", "2", "--runs", str(out),
-                "--tables", *names, "--out-dir", str(tmp_path / "tables")]) == 0
+                "--root", str(tiny_results), "--tables", *names, "--out-dir", str(tmp_path / "tables")]) == 0
     assert pd.read_csv(tmp_path / "tables" / "relative_error.csv")["sample_size"].eq(40).all()
 
 
@@ -347,13 +347,69 @@ def test_tables_are_the_same_bytes_when_the_chunks_are_rerun(tiny_results, tmp_p
             ea.chunk_table(config, 9, chunk, pd.read_parquet(ranks)).to_parquet(paths[-1])
         # in order and as text, then in reverse order and as categoricals (as the command line reads them)
         runs = pd.concat(pd.read_parquet(p) for p in paths) if run == "a" else read_runs(paths[::-1], categorical=True)
-        tables = ea.study_tables(config, 9, runs)
+        tables = ea.study_tables(config, 9, runs, tiny_results)
         for name, frame in tables.items():
             write_table(frame, tmp_path / run / f"{name}.csv")
         outputs.append({name: (tmp_path / run / f"{name}.csv").read_bytes() for name in tables})
     assert set(outputs[0]) == {"metrics_at_k", "winners", "true_winners", "rank_distribution", "relative_error",
-                               "pooled_prior", "candidates", "schemes", "interval_coverage", "chunk_times"}
+                               "pooled_prior", "candidates", "schemes", "interval_coverage", "metric_levels",
+                               "chunk_times"}
     for name in outputs[0]:
         if name != "chunk_times":
             assert outputs[0][name] == outputs[1][name], name
     assert all(table.count(b"\n") > 1 for table in outputs[0].values())  # a header and rows
+
+
+# ----------------------------------------------------------------------------- levels against the papers
+
+
+def test_metric_levels_by_hand(tiny_results):
+    """Exact Recall@K and E[SHR@1] of every model and protocol, against a direct computation
+    and a Monte Carlo draw of the sampled ranks."""
+    levels = ea.metric_levels(CONFIG, tiny_results).set_index(["model", "protocol"])
+    assert list(levels.index) == [("m1", "unseen"), ("m1", "all"), ("m2", "unseen"), ("m2", "all")]
+    assert (levels["sample_size"] == 20).all() and (levels["k"] == CONFIG["table_k"]).all()
+    for (model, protocol), row in levels.iterrows():
+        ranks = pd.read_parquet(tiny_results / "results" / "ranks" / "tiny" / model / f"{protocol}.parquet")
+        R, N = ranks["rank"].to_numpy(), ranks["n_candidates"].to_numpy()
+        assert row["exact_recall"] == pytest.approx(np.mean(R <= CONFIG["table_k"]))
+        assert row["n_items"] == N.max() and row["users"] == len(R)
+        assert row["sampled_hit_ratio"] == pytest.approx(np.mean((1 - (R - 1) / (N - 1)) ** 19))
+        # Monte Carlo: r = 1 when none of the 19 items drawn with replacement beats the held-out item
+        draws = np.random.default_rng(3).binomial(19, (R - 1) / (N - 1), size=(400, len(R)))
+        assert row["sampled_hit_ratio"] == pytest.approx(np.mean(draws == 0), abs=0.01)
+
+
+def test_min_sampled_hit_ratio_is_a_bound_attained_at_its_extreme_ranks():
+    rng = np.random.default_rng(0)
+    n_items, k, n = 500, 10, 100
+    for _ in range(20):
+        ranks = np.minimum(rng.geometric(rng.uniform(0.005, 0.3), size=300), n_items)
+        recall = np.mean(ranks <= k)
+        exact = np.mean((1 - (ranks - 1) / (n_items - 1)) ** (n - 1))
+        assert ea.min_sampled_hit_ratio(recall, k, n_items, n) <= exact + 1e-12
+    extreme = np.r_[np.full(30, k), np.full(70, n_items)]  # Recall@k = 0.3, every user as low as allowed
+    exact = np.mean((1 - (extreme - 1) / (n_items - 1)) ** (n - 1))
+    assert ea.min_sampled_hit_ratio(0.3, k, n_items, n) == pytest.approx(exact)
+    for bad in ({"recall_at_k": 30.0}, {"recall_at_k": np.nan}, {"k": 0}, {"k": 501}, {"sample_size": 0}):
+        args = {"recall_at_k": 0.3, "k": k, "n_items": n_items, "sample_size": n, **bad}
+        with pytest.raises(ValueError):
+            ea.min_sampled_hit_ratio(**args)
+
+
+def test_level_comparison_against_the_papers():
+    levels = pd.DataFrame({
+        "dataset": ["ml-1m"] * 2 + ["yelp-diffnet"] * 2, "model": "ease", "protocol": ["unseen", "all"] * 2,
+        "scheme": "binomial", "sample_size": 100, "k": 10, "users": 50, "n_items": [3700, 3706, 35000, 35351],
+        "exact_recall": [0.11, 0.03, 0.02, 0.01], "sampled_hit_ratio": [0.23, 0.11, 0.2, 0.19]})
+    hits = ea.li2020kdd_hit_ratios(paper_table("li2020kdd_table3"), paper_table("li2020kdd_table5"))
+    assert hits.set_index(["dataset", "model"]).loc[("ml-1m", "multivae"), "paper_hit_ratio"] == 0.1031
+    assert hits.set_index(["dataset", "model"]).loc[("citeulike-a", "ease"), "protocol"] == "unseen"
+    assert not hits.duplicated(["dataset", "model"]).any()
+    table = ea.level_comparison(levels, paper_table("jin2021aaai_metrics_at_10"), hits)
+    assert list(table["dataset"]) == ["ml-1m"]  # yelp-diffnet is another yelp: other items, other N
+    row = table.iloc[0]
+    assert (row["exact_all"], row["exact_unseen"], row["hit_ratio_all"]) == (0.03, 0.11, 0.11)
+    assert row["paper_exact"] == pytest.approx(0.3477)
+    assert row["paper_min_hit_ratio"] == pytest.approx(0.3477 * (1 - 9 / 3705) ** 99)
+    assert (row["paper_hit_ratio"], row["paper_hit_protocol"]) == (0.223, "unseen")

@@ -32,8 +32,9 @@ from these targets (:func:`rank_distribution`).
 ``true_winners`` (AAAI'21 Tables 4, 8-10; AAAI'23 Tables 3, 8), ``rank_distribution`` (AAAI'21
 Figs. 2-3), ``relative_error`` (AAAI'23 Tables 1, 6, 9, 10), ``pooled_prior``, ``candidates`` and
 ``schemes`` (the comparisons above, as average relative errors), ``interval_coverage``
-(:func:`interval_coverage`) and ``chunk_times`` (wall time of every chunk; the only table that
-differs between reruns).
+(:func:`interval_coverage`), ``metric_levels`` (:func:`metric_levels`: the level of every model's
+metrics under both protocols, read from the global ranks, to compare with the papers' levels) and
+``chunk_times`` (wall time of every chunk; the only table that differs between reruns).
 """
 
 from __future__ import annotations
@@ -49,7 +50,12 @@ from ..estimators import RANK_DISTRIBUTION_METHODS, Estimator
 from ..estimators import rank_distribution as fit_rank_distribution
 from ..experiments import relative_error, winner_counts
 from ..intervals import interval_coverage as _interval_coverage
+from ..metrics import global_metrics
+from ..ranks import PROTOCOLS
+from ..simulation import expected_sampled_metric
 from .engine import SCHEMES, draw_sampled_ranks, repeat_estimates
+from .mapping_functions import PAPER_DATASETS
+from .tables import ranks_path, read_ranks
 
 __all__ = [
     "CATEGORICAL_RUNS",
@@ -65,8 +71,12 @@ __all__ = [
     "estimator_label",
     "inputs",
     "interval_coverage",
+    "level_comparison",
+    "li2020kdd_hit_ratios",
+    "metric_levels",
     "metrics_at_k",
     "metrics_at_k_layout",
+    "min_sampled_hit_ratio",
     "parts",
     "pooled_estimators",
     "rank_distribution",
@@ -95,6 +105,9 @@ _NAMED = ("sampled", "cls", "mle", "wmle", "mes", *PRIOR_ESTIMATORS)
 #: MES of the AAAI'23 code: n times the squared error of AAAI'21 eq. 25 with η = 0.01, i.e. eq. 26
 #: with η/n (the package's ``eta_scale="code"``)
 CODE_MES = {"eta": 0.01, "eta_scale": "code"}
+#: our datasets with the same users and items as the papers' (the others are other versions of
+#: pinterest-20 and yelp, with other N): only these can be held against the papers' exact metrics
+SAME_DATA = ("ml-1m", "citeulike-a")
 #: keys that identify one setting of the runs (everything but the repeat and the values)
 _SETTING = ["dataset", "model", "protocol", "scheme", "sample_size", "part", "estimator"]
 
@@ -215,8 +228,10 @@ def sample_sizes(config: Mapping) -> dict[tuple[str, str], int]:
 
 
 def inputs(config: Mapping) -> list[str]:
-    """Files the tables are computed from besides the chunks: none (the runs carry the exact values)."""
-    return []
+    """Files the tables are computed from besides the chunks (whose runs carry the exact values):
+    the global ranks of every dataset and model under every protocol, for :func:`metric_levels`."""
+    return [str(ranks_path(dataset, model, protocol)) for dataset in config["datasets"]
+            for model in config["models"].values() for protocol in PROTOCOLS]
 
 
 def _figure_models(config: Mapping) -> set[tuple[str, str]]:
@@ -482,6 +497,39 @@ def interval_coverage(runs: pd.DataFrame) -> pd.DataFrame:
     return out[columns]
 
 
+def metric_levels(config: Mapping, root: str | Path = ".") -> pd.DataFrame:
+    """The level of every model's metrics, from its global ranks under each protocol.
+
+    Per dataset, model and protocol: the exact Recall@``table_k`` (1/M) Σ_u 1{R_u ≤ K}, and the
+    expected sampled hit ratio at 1 at the smallest n of ``sample_sizes`` under binomial sampling,
+    E[SHR@1] = (1/M) Σ_u (1 − θ_u)^(n − 1) with θ_u = (R_u − 1)/(N_u − 1) (Krichene & Rendle
+    KDD 2020 eq. 16 with the Recall@1 of the sampled rank; Li et al. KDD 2020 eq. 2). Together
+    with :func:`min_sampled_hit_ratio` they test whether a paper's exact metrics can come from
+    ranks like ours (:func:`level_comparison`).
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``dataset, model, protocol, scheme, sample_size, k, users, n_items, exact_recall,
+        sampled_hit_ratio``; ``n_items`` is N (``all``) or the largest N_u (``unseen``).
+    """
+    n = min(run["sample_size"] for run in config["sample_sizes"])
+    k = int(config["table_k"])
+    rows = []
+    for dataset in config["datasets"]:
+        for model in config["models"].values():
+            for protocol in PROTOCOLS:
+                ranks = read_ranks(dataset, model, protocol, root)
+                global_ranks, n_items = ranks["rank"].to_numpy(), ranks["n_candidates"].to_numpy()
+                rows.append({
+                    "dataset": dataset, "model": model, "protocol": protocol, "scheme": "binomial",
+                    "sample_size": n, "k": k, "users": len(ranks), "n_items": int(n_items.max()),
+                    "exact_recall": float(global_metrics(global_ranks, n_items, "recall", k)["value"].iloc[0]),
+                    "sampled_hit_ratio": expected_sampled_metric(global_ranks, n_items, n, "recall", 1),
+                })
+    return pd.DataFrame(rows)
+
+
 def chunk_times(runs: pd.DataFrame) -> pd.DataFrame:
     """Wall time of every chunk: setup (pooled priors) plus its draws (sampling and estimation).
 
@@ -514,7 +562,8 @@ def study_tables(config: Mapping, seed: int, runs: pd.DataFrame, root: str | Pat
     runs : pandas.DataFrame
         The chunks of :func:`chunk_table`, concatenated (any order).
     root : str or Path
-        Repository root (unused: the runs carry the exact values).
+        Repository root (the global ranks of :func:`metric_levels`; the runs carry the exact
+        values of everything else).
     """
     with_interval = _role_mask(runs, config, "interval").to_numpy(dtype=bool)
     errors = relative_errors(runs, config["max_k"], rows=~with_interval)
@@ -531,6 +580,7 @@ def study_tables(config: Mapping, seed: int, runs: pd.DataFrame, root: str | Pat
         "relative_error": paper_errors[[*_COMPARED, "mean", "std", "repeats"]].reset_index(drop=True),
         **comparison_tables(errors, config),
         "interval_coverage": interval_coverage(runs[with_interval]),
+        "metric_levels": metric_levels(config, root),
         "chunk_times": chunk_times(runs),
     }
     return {name: _in_order(frame, config) for name, frame in tables.items()}
@@ -582,6 +632,100 @@ def bias_comparison(table: pd.DataFrame, paper: pd.DataFrame) -> pd.DataFrame:
                            paper_spread=theirs["paper_std_percent"] / theirs["paper_percent_exact"])
     theirs = theirs.groupby(["dataset", "method"], sort=False)[["paper_bias", "paper_spread"]].mean().reset_index()
     return ours.merge(theirs.rename(columns={"method": "estimator"}), on=["dataset", "estimator"], how="left")
+
+
+def min_sampled_hit_ratio(recall_at_k, k, n_items, sample_size):
+    """The smallest expected sampled hit ratio at 1 of any global ranks with the given Recall@K.
+
+    Under binomial sampling P(r = 1 | R) = (1 − θ_R)^(n − 1), θ_R = (R − 1)/(N − 1) (Krichene &
+    Rendle KDD 2020 eq. 13 at r = 1), which does not increase with R. A user with R ≤ K therefore
+    adds at least (1 − θ_K)^(n − 1) to E[SHR@1] and any other user at least 0, so
+
+        E[SHR@1] ≥ Recall@K · (1 − (K − 1)/(N − 1))^(n − 1),
+
+    with equality when the users within the top K all sit at R = K and the others at R = N.
+
+    Parameters
+    ----------
+    recall_at_k : float or array_like
+        Global Recall@K, a fraction in [0, 1].
+    k : int or array_like
+        The cut-off K (1 ≤ K ≤ N).
+    n_items : int or array_like
+        N, the number of items ranked.
+    sample_size : int or array_like
+        n, the size of the sample set (the held-out item and n − 1 sampled items).
+    """
+    recall, k, n_items, n = (np.asarray(v, dtype=float) for v in (recall_at_k, k, n_items, sample_size))
+    if np.any(~np.isfinite(recall)) or np.any((recall < 0) | (recall > 1)):
+        raise ValueError("recall_at_k must be fractions in [0, 1], not percent")
+    if np.any(n_items < 2) or np.any(k < 1) or np.any(k > n_items) or np.any(n < 1):
+        raise ValueError(f"need 1 <= k <= N, N >= 2 and n >= 1; got k={k}, N={n_items}, n={n}")
+    return recall * (1 - (k - 1) / (n_items - 1)) ** (n - 1)
+
+
+def level_comparison(levels: pd.DataFrame, paper_at_k: pd.DataFrame, paper_hit_ratios: pd.DataFrame) -> pd.DataFrame:
+    """Can the paper's exact Recall@K come from global ranks like ours?
+
+    For every (dataset, model) of :data:`SAME_DATA` with an exact Recall@K in the paper
+    (``jin2021aaai_metrics_at_10``, protocol ``all``): our exact Recall@K and E[SHR@1] under both protocols (``levels`` of
+    :func:`metric_levels`), the paper's exact Recall@K, the smallest E[SHR@1] that any ranks with
+    that Recall@K over our N items give (:func:`min_sampled_hit_ratio`), and a sampled hit ratio
+    at 1 measured in another paper on the same dataset and model (``paper_hit_ratios`` of
+    :func:`li2020kdd_hit_ratios`; NaN where there is none).
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``dataset, model, k, sample_size, exact_all, exact_unseen, hit_ratio_all,
+        hit_ratio_unseen, paper_exact, paper_min_hit_ratio, paper_hit_ratio, paper_hit_protocol``
+        (fractions).
+    """
+    wide = levels.pivot(index=["dataset", "model", "k", "sample_size"], columns="protocol",
+                        values=["exact_recall", "sampled_hit_ratio", "n_items"])
+    wide.columns = [f"{value}_{protocol}" for value, protocol in wide.columns]
+    wide = wide.reset_index().rename(columns={"exact_recall_all": "exact_all", "exact_recall_unseen": "exact_unseen",
+                                              "sampled_hit_ratio_all": "hit_ratio_all",
+                                              "sampled_hit_ratio_unseen": "hit_ratio_unseen"})
+    exact = paper_at_k[(paper_at_k["method"] == "exact") & (paper_at_k["metric"] == "recall")]
+    out = wide[wide["dataset"].isin(SAME_DATA)].merge(exact[["dataset", "model", "k", "paper_percent"]],
+                                                      on=["dataset", "model", "k"])
+    out = out.assign(paper_exact=out["paper_percent"] / 100)
+    out["paper_min_hit_ratio"] = min_sampled_hit_ratio(out["paper_exact"], out["k"], out["n_items_all"],
+                                                       out["sample_size"])
+    hits = paper_hit_ratios.rename(columns={"protocol": "paper_hit_protocol"})
+    out = out.merge(hits[["dataset", "model", "paper_hit_protocol", "paper_hit_ratio"]], on=["dataset", "model"],
+                    how="left")
+    order = {key: {v: i for i, v in enumerate(dict.fromkeys(levels[key]))} for key in ("dataset", "model")}
+    out = out.sort_values(["dataset", "model"], key=lambda column: column.map(order[column.name]), kind="stable")
+    return out[["dataset", "model", "k", "sample_size", "exact_all", "exact_unseen", "hit_ratio_all",
+                "hit_ratio_unseen", "paper_exact", "paper_min_hit_ratio", "paper_hit_ratio",
+                "paper_hit_protocol"]].reset_index(drop=True)
+
+
+def li2020kdd_hit_ratios(table3: pd.DataFrame, table5: pd.DataFrame, sample_size: int = 100) -> pd.DataFrame:
+    """The sampled hit ratio at 1 that Li et al. (KDD 2020) measured with n = 100, per dataset
+    (our names) and model: Table 5's ``binomial`` column for MultiVAE on ml-1m (all items ranked),
+    Table 3 for the others. Table 3 does not name its protocol; its ml-1m MultiVAE value equals
+    Table 5's ``actual`` column (unseen items), so it is read as ``unseen``. A hit ratio over the
+    unseen items is at least as high as over all items for the same model, so comparing a bound of
+    the ``all`` protocol with it is conservative.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``dataset, model, protocol, paper_hit_ratio`` (one row per dataset and model).
+    """
+    ours = {paper: dataset for dataset, paper in PAPER_DATASETS.items()}
+    t3 = table3[(table3["k"] == 1) & (table3["mapping"] == "sampled")]
+    t3 = pd.DataFrame({"dataset": t3["paper_dataset"].map(ours), "model": t3["model"], "protocol": "unseen",
+                       "paper_hit_ratio": t3["paper_value"]})
+    t5 = table5[(table5["k"] == 1) & (table5["mapping"] == "sampled") & (table5["scheme"] == "binomial")
+                & (table5["sample_size"] == sample_size)]
+    t5 = pd.DataFrame({"dataset": "ml-1m", "model": "multivae", "protocol": t5["protocol"],
+                       "paper_hit_ratio": t5["paper_value"]})
+    both = pd.concat([t5, t3], ignore_index=True)
+    return both.drop_duplicates(["dataset", "model"]).reset_index(drop=True)
 
 
 def winner_comparison(table: pd.DataFrame, paper: pd.DataFrame) -> pd.DataFrame:
