@@ -668,8 +668,8 @@ def level_comparison(levels: pd.DataFrame, paper_at_k: pd.DataFrame, paper_hit_r
     """Can the paper's exact Recall@K come from global ranks like ours?
 
     For every (dataset, model) of :data:`SAME_DATA` with an exact Recall@K in the paper
-    (``jin2021aaai_metrics_at_10``, protocol ``all``): our exact Recall@K and E[SHR@1] under both protocols (``levels`` of
-    :func:`metric_levels`), the paper's exact Recall@K, the smallest E[SHR@1] that any ranks with
+    (``jin2021aaai_metrics_at_10``, protocol ``all``): our exact Recall@K and E[SHR@1] under both
+    protocols (``levels`` of :func:`metric_levels`), the paper's exact Recall@K, the smallest E[SHR@1] that any ranks with
     that Recall@K over our N items give (:func:`min_sampled_hit_ratio`), and a sampled hit ratio
     at 1 measured in another paper on the same dataset and model (``paper_hit_ratios`` of
     :func:`li2020kdd_hit_ratios`; NaN where there is none).
@@ -696,8 +696,7 @@ def level_comparison(levels: pd.DataFrame, paper_at_k: pd.DataFrame, paper_hit_r
     hits = paper_hit_ratios.rename(columns={"protocol": "paper_hit_protocol"})
     out = out.merge(hits[["dataset", "model", "paper_hit_protocol", "paper_hit_ratio"]], on=["dataset", "model"],
                     how="left")
-    order = {key: {v: i for i, v in enumerate(dict.fromkeys(levels[key]))} for key in ("dataset", "model")}
-    out = out.sort_values(["dataset", "model"], key=lambda column: column.map(order[column.name]), kind="stable")
+    out = levels[["dataset", "model"]].drop_duplicates().merge(out, on=["dataset", "model"])  # in the order of levels
     return out[["dataset", "model", "k", "sample_size", "exact_all", "exact_unseen", "hit_ratio_all",
                 "hit_ratio_unseen", "paper_exact", "paper_min_hit_ratio", "paper_hit_ratio",
                 "paper_hit_protocol"]].reset_index(drop=True)
