@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -14,6 +16,7 @@ from itemsampling.ranks import global_ranks
 from itemsampling.studies import readings as rd
 from itemsampling.studies import sampled_metrics as sm
 from itemsampling.studies.paper import paper_table
+from itemsampling.studies.tables import train_record_path
 
 from .conftest import REPO
 
@@ -30,14 +33,32 @@ CONFIG = {
 }
 
 
+@pytest.fixture(scope="module", autouse=True)
+def study_root(tmp_path_factory):
+    """A repository root of its own (the chunks read each model's train.json from it)."""
+    root = tmp_path_factory.mktemp("root")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(root)
+        yield root
+
+
+def _write_record(model: str, hyperparameters: dict, seed: int = SEED) -> None:
+    """The train.json of `itemsampling train` (the fields the check reads)."""
+    path = train_record_path("synthetic", model)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"dataset": "synthetic", "model": model, "hyperparameters": hyperparameters,
+                                "seed": seed}))
+
+
 @pytest.fixture(scope="module")
-def committed():
+def committed(study_root):
     """The ranks `itemsampling train` writes for each model (fitted and tie-broken with SEED)."""
     dataset = load_dataset("synthetic")
     out = {}
     for model in CONFIG["recommenders"].values():
         fitted = make_model(model, "synthetic", CONFIG["model_hyperparameters"][model]).fit(dataset.train, seed=SEED)
         out[model] = global_ranks(fitted, dataset.test_items, protocols=["unseen"], seed=SEED)["unseen"]
+        _write_record(model, fitted.hyperparameters)
     return out
 
 
@@ -91,8 +112,38 @@ def test_default_reading_under_random_ties_repeats_the_main_runs_exactly(chunks,
 def test_stale_committed_ranks_are_refused(committed):
     chunk = next(c for c in sm.chunks(CONFIG) if c.get("part") == "printed")
     stale = committed["krZ"].assign(rank=committed["krZ"]["rank"].iloc[::-1].to_numpy())
-    with pytest.raises(ValueError, match="retrain"):
+    with pytest.raises(ValueError, match="not the committed model.*retrain"):
         sm.chunk_table(CONFIG, SEED, chunk, stale)
+
+
+def test_ranks_committed_with_other_hyperparameters_are_refused(committed):
+    chunk = next(c for c in sm.chunks(CONFIG) if c.get("part") == "printed")
+    record = json.loads(train_record_path("synthetic", "krZ").read_text())
+    try:
+        _write_record("krZ", {**record["hyperparameters"], "k_prime": 20})
+        with pytest.raises(ValueError, match="fitted with another hyperparameters .*k_prime.*retrain"):
+            sm.chunk_table(CONFIG, SEED, chunk, committed["krZ"])
+        _write_record("krZ", record["hyperparameters"], seed=SEED + 1)
+        with pytest.raises(ValueError, match="another seed"):
+            sm.chunk_table(CONFIG, SEED, chunk, committed["krZ"])
+    finally:
+        _write_record("krZ", record["hyperparameters"])
+
+
+def test_a_refit_a_rank_away_runs_on_the_committed_ranks_and_says_how_far(committed, capsys):
+    """Other BLAS kernels move a few near-tied held-out items by a rank: the chunk still runs, on
+    the committed ranks, and its log says how many moved."""
+    chunk = next(c for c in sm.chunks(CONFIG) if c.get("part") == "printed")
+    ranks = committed["krZ"]
+    moved = ranks.assign(rank=np.where(np.arange(len(ranks)) % 7 == 0, ranks["rank"] + 1, ranks["rank"]))
+    moved["rank"] = np.minimum(moved["rank"], moved["n_candidates"])
+    runs = sm.chunk_table(CONFIG, SEED, chunk, moved)
+    log = capsys.readouterr().err
+    differ = int((moved["rank"] != ranks["rank"]).sum())
+    assert differ > 0 and f"moves {differ} of {len(ranks)} held-out items" in log and "at most 1" in log
+    main = sm.chunk_table(CONFIG, SEED, {k: chunk[k] for k in ("dataset", "model", "protocol")}, moved)
+    mine = runs[runs["ties"] == "random"].drop(columns=list(rd.SENSITIVITY_COLUMNS)).reset_index(drop=True)
+    pd.testing.assert_frame_equal(mine, main.reset_index(drop=True))
 
 
 def test_tie_rules_and_counts_against_a_direct_computation(chunks):

@@ -84,7 +84,7 @@ for _notebook, _spec in NOTEBOOKS.items():
 # The live evaluation of notebook 05: each model of adaptive_sampling.live is loaded from its
 # committed train.json (a refit with its hyper-parameters and seed, with the BLAS threads that
 # fitted it) and evaluated both by adaptive sampling against its own scores and by full ranking.
-# Its ranks must equal the committed ones. live_times.csv holds wall times (one BLAS thread). The
+# Its ranks must be the committed ones within rounding (itemsampling.studies.refits). live_times.csv holds wall times (one BLAS thread). The
 # dataset is checked as it is loaded (not through rule verify_data, which would make the committed
 # ranks look outdated).
 

@@ -22,7 +22,7 @@ import pandas as pd
 from ..ranks import read_ranks as _read_ranks_file
 
 __all__ = ["FLOAT_FORMAT", "chunk_path", "find_root", "ranks_path", "read_ranks", "read_runs", "read_table",
-           "table_path", "write_table"]
+           "table_path", "train_record_path", "write_table"]
 
 #: floats in tables: 10 significant digits (the last bits of a sum differ between BLAS builds
 #: and thread counts; ten digits keep the tables byte-identical across machines)
@@ -45,6 +45,11 @@ def find_root(start: str | Path = ".") -> Path:
 def ranks_path(dataset: str, model: str, protocol: str, root: str | Path = ".") -> Path:
     """``results/ranks/<dataset>/<model>/<protocol>.parquet`` under ``root``."""
     return Path(root) / "results" / "ranks" / dataset / model / f"{protocol}.parquet"
+
+
+def train_record_path(dataset: str, model: str, root: str | Path = ".") -> Path:
+    """``results/ranks/<dataset>/<model>/train.json``: what ``itemsampling train`` recorded."""
+    return Path(root) / "results" / "ranks" / dataset / model / "train.json"
 
 
 def chunk_path(notebook: str, chunk: Mapping[str, str], root: str | Path = ".") -> Path:
