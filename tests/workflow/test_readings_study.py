@@ -112,7 +112,7 @@ def test_default_reading_under_random_ties_repeats_the_main_runs_exactly(chunks,
 def test_stale_committed_ranks_are_refused(committed):
     chunk = next(c for c in sm.chunks(CONFIG) if c.get("part") == "printed")
     stale = committed["krZ"].assign(rank=committed["krZ"]["rank"].iloc[::-1].to_numpy())
-    with pytest.raises(ValueError, match="not the committed model.*retrain"):
+    with pytest.raises(ValueError, match=r"not the committed model.*retrain"):
         sm.chunk_table(CONFIG, SEED, chunk, stale)
 
 
@@ -121,7 +121,7 @@ def test_ranks_committed_with_other_hyperparameters_are_refused(committed):
     record = json.loads(train_record_path("synthetic", "krZ").read_text())
     try:
         _write_record("krZ", {**record["hyperparameters"], "k_prime": 20})
-        with pytest.raises(ValueError, match="fitted with another hyperparameters .*k_prime.*retrain"):
+        with pytest.raises(ValueError, match=r"fitted with another hyperparameters .*k_prime.*retrain"):
             sm.chunk_table(CONFIG, SEED, chunk, committed["krZ"])
         _write_record("krZ", record["hyperparameters"], seed=SEED + 1)
         with pytest.raises(ValueError, match="another seed"):
