@@ -38,6 +38,8 @@ PACKAGE = sorted(str(p) for p in _PACKAGE_DIR.rglob("*") if p.suffix in (".py", 
 #: time it schedules, and with the whole package as an input of each of the 125 chunks of
 #: notebooks 04-05 the scheduler alone kept a third of a core busy
 PACKAGE_SOURCE = "results/package_source.sha256"
+#: what computed the study (rule provenance), shown on the report's front page
+PROVENANCE = "results/provenance.json"
 #: the code that determines the global ranks (data, models, ranking, the train command)
 RANKS_CODE = sorted(
     str(p) for p in PACKAGE
@@ -259,8 +261,10 @@ def report_front_page():
         notebook: [f"{key}: {json.dumps(value)}" for key, value in sorted(study_config(notebook).items())]
         for notebook in NOTEBOOKS
     }
+    path = Path(PROVENANCE)
+    machine = json.loads(path.read_text()) if path.is_file() else None
     return {"commit": git_commit(), "notebooks": {nb: spec["title"] for nb, spec in NOTEBOOKS.items()},
-            "parameters": parameters}
+            "parameters": parameters, "machine": machine}
 
 
 def report_tables(notebook):
@@ -278,6 +282,7 @@ def report_tables(notebook):
 
 def all_targets():
     targets = [f"results/notebooks/{nb}.{ext}" for nb in NOTEBOOKS for ext in ("ipynb", "html")]
+    targets.append(PROVENANCE)
     targets += [t for nb in NOTEBOOKS for t in notebook_tables(nb)]
     targets += [table(nb, name) for nb in NOTEBOOKS for name in NOTEBOOKS[nb].get("inputs", [])]
     return targets

@@ -27,6 +27,25 @@ rule package_source:
         write_package_source(input, output[0])
 
 
+# What computes the study on this machine (BLAS library, kernels and threads as the study steps
+# see them, package versions): make check compares byte for byte when it matches the committed
+# record, within tolerance otherwise (itemsampling.provenance, workflow/scripts/check_reproduction.py).
+rule provenance:
+    input:
+        source=PACKAGE_SOURCE,
+    output:
+        PROVENANCE,
+    log:
+        "results/logs/provenance.log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    shell:
+        "env OMP_NUM_THREADS={threads} OPENBLAS_NUM_THREADS={threads} MKL_NUM_THREADS={threads} "
+        "itemsampling study provenance --output {output} > {log} 2>&1"
+
+
 rule study_chunk:
     input:
         ranks=lambda w: ancient(ranks_file(w.dataset, w.model, chunk_protocol(w.chunk))),

@@ -4,6 +4,7 @@
         --dataset D --model M --protocol P --output results/runs/01_sampled_metrics/D/M/P.parquet
     itemsampling study tables --study sampled_metrics --config JSON --seed S \\
         --runs RUN.parquet ... --tables NAME ... --out-dir results/tables/01_sampled_metrics
+    itemsampling study provenance --output results/provenance.json
 
 A study is a module of :mod:`itemsampling.studies` with ``study_config``, ``chunks``,
 ``chunk_table`` (when it has chunks), ``inputs`` and ``study_tables``. ``--config`` is the
@@ -13,7 +14,10 @@ parts on one ranks file (e.g. one per sample size). A study with millions of run
 ``CATEGORICAL_RUNS = True``: ``tables`` then reads its chunks with text columns as categoricals
 (:func:`~itemsampling.studies.tables.read_runs`).
 
-Both steps compute with one BLAS thread, whatever the machine: multithreaded BLAS adds in
+``provenance`` records what computes the study on this machine: BLAS library, kernels and
+threads, package versions (:func:`~itemsampling.provenance.machine_record`).
+
+The chunk and tables steps compute with one BLAS thread, whatever the machine: multithreaded BLAS adds in
 another order, and the ill-conditioned least squares of the CLS correction then changes in the
 eighth digit, so the tables would depend on the number of cores.
 """
@@ -81,6 +85,20 @@ def register(subparsers) -> None:
             sub.add_argument("--out-dir", type=Path, required=True,
                              help="folder of the CSV tables (existing tables are overwritten)")
             sub.set_defaults(func=_tables)
+    sub = steps.add_parser("provenance", help="record the BLAS kernels, threads and package versions of this machine",
+                           description="record the BLAS kernels, threads and package versions of this machine")
+    sub.add_argument("--output", type=Path, required=True, help="JSON file (overwritten if it exists)")
+    sub.set_defaults(func=_provenance)
+
+
+def _provenance(args) -> int:
+    from ..provenance import machine_record
+
+    check_output_file(str(args.output))
+    tmp = args.output.with_name(f".{args.output.name}.tmp")
+    tmp.write_text(json.dumps(machine_record(), indent=2) + "\n")
+    tmp.replace(args.output)
+    return 0
 
 
 def _config(args) -> dict:
