@@ -13,8 +13,13 @@ import pandas as pd
 import pytest
 
 from itemsampling.provenance import machine_record, reproduction_key
-from itemsampling.studies.reproduction import (TOLERANCES, check_reproduction, compare_table, compare_tables,
-                                               table_class)
+from itemsampling.studies.reproduction import (
+    TOLERANCES,
+    check_reproduction,
+    compare_table,
+    compare_tables,
+    table_class,
+)
 from itemsampling.studies.tables import write_table
 
 from .conftest import REPO
