@@ -74,6 +74,14 @@ def test_numeric_tables_within_and_beyond_their_tolerance(table):
     assert not shape.within and "rows" in shape.problem
 
 
+def test_cls_rows_are_compared_with_the_ill_conditioned_tolerance(table):
+    table = table.assign(estimator=["cls", "mle", "cls", "bv"])
+    moved = table.assign(value=table["value"] + np.array([2.5e-4, 0, -2.5e-4, 0]))
+    assert compare_table("01_sampled_metrics/table3_runs", table, moved).within
+    mle = table.assign(value=table["value"] + np.array([0, 2.5e-4, 0, 0]))
+    assert compare_table("01_sampled_metrics/table3_runs", table, mle).cells_beyond == 1
+
+
 def test_refit_tables_allow_a_few_users_worth(table):
     moved = table.assign(value=table["value"] + 5 / 6040, count=table["count"] + [0, 0, 0, 0])
     assert compare_table("01_sampled_metrics/sensitivity", table, moved).within

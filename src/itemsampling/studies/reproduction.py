@@ -15,6 +15,11 @@ Classes (:data:`TOLERANCES`, a table's class in :data:`TABLE_CLASSES`, ``numeric
   Tables are written with 10 significant digits, so rounding of other kernels shows as a
   difference of about 1e-9 relative; ill-conditioned corrections (CLS, BV with a small γ) move
   further, hence rtol = 1e-6.
+* rows of the CLS correction (``estimator`` or ``method`` ``cls``) in any table: its least
+  squares problem is ill-conditioned, and the Householder QR of the kernel rounds differently
+  under other kernels: on the smoke study under OpenBLAS's Sandybridge kernels its AUC estimates
+  moved by up to 2.5e-4 (3.3e-4 relative), every other estimator not at all. They are compared
+  with :data:`ILL_CONDITIONED` (atol = 1e-3, rtol = 1e-2).
 * ``refit``: tables computed from models refitted in the study (the tie rules and readings of
   notebook 01): another machine's rounding moves a few held-out items by a rank or two, which
   moves metrics by a few users' worth (atol = 1e-3) and counts of users by a few (integers are
@@ -35,7 +40,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-__all__ = ["TABLE_CLASSES", "TOLERANCES", "TableDifference", "check_reproduction", "compare_table", "compare_tables",
+__all__ = ["ILL_CONDITIONED", "ILL_CONDITIONED_ESTIMATORS", "TABLE_CLASSES", "TOLERANCES", "TableDifference", "check_reproduction", "compare_table", "compare_tables",
            "read_tree", "table_class"]
 
 #: tolerance of each class of tables (see the module docstring)
@@ -45,6 +50,10 @@ TOLERANCES: dict[str, dict] = {
     "monte_carlo": {"rtol": 5e-2, "atol": 1e-9, "integers_exact": True, "z": 4.0},
     "times": {},
 }
+#: tolerance of the rows of :data:`ILL_CONDITIONED_ESTIMATORS` (any class but ``times``)
+ILL_CONDITIONED = {"rtol": 1e-2, "atol": 1e-3}
+#: estimators whose results depend on rounding beyond the last digits (column ``estimator`` or ``method``)
+ILL_CONDITIONED_ESTIMATORS = ("cls",)
 #: tables (``<notebook>/<name>``) outside the class ``numeric``; ``*_times`` are ``times``
 TABLE_CLASSES: dict[str, str] = {
     **{f"01_sampled_metrics/{name}": "refit" for name in (
@@ -117,6 +126,12 @@ def compare_table(table: str, committed: pd.DataFrame, rerun: pd.DataFrame, iden
     max_abs = max_rel = 0.0
     beyond = 0
     problems = []
+    loose = np.zeros(len(committed), dtype=bool)
+    for column in ("estimator", "method"):
+        if column in committed.columns:
+            loose |= committed[column].isin(ILL_CONDITIONED_ESTIMATORS).to_numpy()
+    atol = np.where(loose, ILL_CONDITIONED["atol"], tol["atol"])
+    rtol = np.where(loose, ILL_CONDITIONED["rtol"], tol["rtol"])
     for column in committed.columns:
         a, b = committed[column], rerun[column]
         numeric = pd.api.types.is_numeric_dtype(a) and pd.api.types.is_numeric_dtype(b)
@@ -129,7 +144,7 @@ def compare_table(table: str, committed: pd.DataFrame, rerun: pd.DataFrame, iden
         nan = np.isnan(x) | np.isnan(y)
         if (np.isnan(x) != np.isnan(y)).any():
             problems.append(f"column {column!r} is empty in other rows")
-        x, y = x[~nan], y[~nan]
+        x, y, row_atol, row_rtol, row_loose = x[~nan], y[~nan], atol[~nan], rtol[~nan], loose[~nan]
         diff = np.abs(x - y)
         if diff.size:
             max_abs = max(max_abs, float(diff.max()))
@@ -138,7 +153,7 @@ def compare_table(table: str, committed: pd.DataFrame, rerun: pd.DataFrame, iden
                 max_rel = max(max_rel, float((diff[nonzero] / np.abs(x[nonzero])).max()))
         exact = tol["integers_exact"] and pd.api.types.is_integer_dtype(a) and pd.api.types.is_integer_dtype(b)
         if exact:
-            beyond += int((diff > 0).sum())
+            beyond += int(((diff > 0) & ~row_loose).sum() + ((diff > row_atol + row_rtol * np.abs(x)) & row_loose).sum())
         elif kind == "monte_carlo" and column == "mean" and {"std", "repeats"} <= set(committed.columns):
             se = np.sqrt(committed["std"].to_numpy(float) ** 2 + rerun["std"].to_numpy(float) ** 2)[~nan]
             se = se / np.sqrt(committed["repeats"].to_numpy(float)[~nan])
@@ -146,7 +161,7 @@ def compare_table(table: str, committed: pd.DataFrame, rerun: pd.DataFrame, iden
         elif kind == "monte_carlo" and column == "std":
             continue  # the spread of a few repeats is itself noisy; the means are tested against it
         else:
-            beyond += int((diff > tol["atol"] + tol["rtol"] * np.abs(x)).sum())
+            beyond += int((diff > row_atol + row_rtol * np.abs(x)).sum())
     if problems:
         beyond += 1
     return TableDifference(table, kind, False, max_abs, max_rel, beyond, "; ".join(problems))
