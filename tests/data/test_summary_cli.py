@@ -40,6 +40,8 @@ def test_cli_stats_writes_csv(tiny, tmp_path, capsys):
     assert main(["data", "stats", "--dataset", "toy", "--output", str(out)]) == 0
     table = pd.read_csv(out)
     assert table[["dataset", "interactions", "users", "items"]].values.tolist() == [["toy", 5, 2, 3]]
+    record = json.loads((tmp_path / "stats.record.json").read_text())
+    assert (record["step"], record["config"], list(record["tables"])) == ("data stats", {"datasets": ["toy"]}, ["stats.csv"])
     assert main(["data", "stats"]) == 0  # default: every dataset whose files are available
     assert "toy" in capsys.readouterr().out
 

@@ -331,6 +331,16 @@ def test_cli_runs_a_part_and_checks_it(tiny_results, tmp_path):
     assert cli(["study", "tables", "--study", "estimator_accuracy", "--config", config, "--seed", "2", "--runs", str(out),
                 "--root", str(tiny_results), "--tables", *names, "--out-dir", str(tmp_path / "tables")]) == 0
     assert pd.read_csv(tmp_path / "tables" / "relative_error.csv")["sample_size"].eq(40).all()
+    assert json.loads((tmp_path / "tables" / "estimator_accuracy.record.json").read_text())["tables"].keys() == {
+        f"{name}.csv" for name in names}
+    # the models in another key order: the same rows in the same order (the config is read with sorted keys)
+    reordered = json.loads(config)
+    reordered["models"] = dict(reversed(reordered["models"].items()))
+    assert cli(["study", "tables", "--study", "estimator_accuracy", "--config", json.dumps(reordered), "--seed", "2",
+                "--runs", str(out), "--root", str(tiny_results), "--tables", *names,
+                "--out-dir", str(tmp_path / "reordered")]) == 0
+    for name in ("metric_levels", "relative_error", "winners"):
+        assert (tmp_path / "reordered" / f"{name}.csv").read_bytes() == (tmp_path / "tables" / f"{name}.csv").read_bytes()
 
 
 def test_tables_are_the_same_bytes_when_the_chunks_are_rerun(tiny_results, tmp_path):

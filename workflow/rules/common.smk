@@ -17,6 +17,7 @@ from itemsampling.commands.study import load_study, notebook_parameters as study
 from itemsampling.data import default_registry
 from itemsampling.models.registry import check_hyperparameters
 from itemsampling.ranks import PROTOCOLS
+from itemsampling.studies.records import record_path
 from itemsampling.studies.tables import chunk_path, ranks_path, table_path
 
 #: the repository root (where the Snakefile lives); sources are read from here, outputs are
@@ -172,6 +173,11 @@ def train_info(dataset, model):
 
 def table(notebook, name):
     return str(table_path(notebook, name))
+
+
+def record(notebook, step):
+    """The record of the step that writes tables into a notebook's folder (itemsampling.studies.records)."""
+    return str(record_path(Path("results", "tables", notebook), step))
 
 
 def hyperparameters(dataset, model):

@@ -18,6 +18,7 @@ rule dataset_summary:
         expand("results/ranks/{dataset}/verified.txt", dataset=DATASETS),
     output:
         table(DATA_NOTEBOOK, "datasets"),
+        record=record(DATA_NOTEBOOK, "datasets"),
     log:
         "results/logs/data/dataset_summary.log",
     params:
@@ -26,4 +27,4 @@ rule dataset_summary:
         mem_mb=4000,
         runtime=30,
     shell:
-        "itemsampling data stats {params.datasets} --output {output} > {log} 2>&1"
+        "itemsampling data stats {params.datasets} --output {output[0]} > {log} 2>&1"

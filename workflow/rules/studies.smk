@@ -81,6 +81,7 @@ for _notebook, _spec in NOTEBOOKS.items():
             source=PACKAGE_SOURCE,
         output:
             report_tables(_notebook),
+            record=record(_notebook, _spec["study"]),
         log:
             f"results/logs/studies/{_notebook}/tables.log",
         params:
@@ -114,6 +115,7 @@ rule live_evaluation:
         source=PACKAGE_SOURCE,
     output:
         [table(LIVE_NOTEBOOK, name) for name in LIVE_TABLES],
+        record=record(LIVE_NOTEBOOK, "live_evaluation"),
     log:
         "results/logs/studies/live_evaluation.log",
     params:

@@ -3,6 +3,8 @@
 ``itemsampling data stats [--dataset NAME ...] [--output FILE] [--download]``
     Load datasets and print (or write as CSV) interactions, users, items and density.
     Without ``--dataset``: every registered dataset whose files are all available locally.
+    With ``--output``, the step's record ``<FILE stem>.record.json`` is written beside it
+    (:mod:`itemsampling.studies.records`).
 ``itemsampling data verify [--dataset NAME ...] [--download]``
     Check that every registry file is present with the right checksum and say where each
     was found (``repository`` = data/raw, ``mirror`` = $ITEMSAMPLING_DATA, ``download``).
@@ -19,6 +21,8 @@ import pandas as pd
 from ..data.loaders import load_dataset
 from ..data.registry import ChecksumError, Registry, default_registry
 from ..data.summary import dataset_summary
+from ..studies.records import record_path, write_record
+from ..studies.tables import write_table
 from ._common import check_output_file, plain_text
 
 __all__ = ["available_datasets", "register", "verify_registry"]
@@ -93,7 +97,9 @@ def _stats(args) -> int:
             registry.resolve(name, download=args.download)
     table = dataset_summary([load_dataset(name, registry=registry, download=args.download) for name in names])
     if args.output:
-        table.to_csv(args.output, index=False)
+        written = write_table(table, args.output)
+        write_record(record_path(written.parent, written.stem), step="data stats", config={"datasets": names},
+                     seed=None, tables=[written])
         print(f"wrote {len(table)} dataset(s) to {args.output}")
     else:
         with pd.option_context("display.width", 200, "display.max_colwidth", 60):

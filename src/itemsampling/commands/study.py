@@ -14,6 +14,10 @@ parts on one ranks file (e.g. one per sample size). A study with millions of run
 ``CATEGORICAL_RUNS = True``: ``tables`` then reads its chunks with text columns as categoricals
 (:func:`~itemsampling.studies.tables.read_runs`).
 
+``tables`` also writes the step's record, ``<study>.record.json`` beside the tables
+(:mod:`~itemsampling.studies.records`). ``--config`` is read with its keys sorted, so the rows
+come in the same order however the caller ordered them.
+
 ``provenance`` records what computes the study on this machine: BLAS library, kernels and
 threads, package versions (:func:`~itemsampling.provenance.machine_record`).
 
@@ -33,6 +37,7 @@ from threadpoolctl import threadpool_limits
 
 from .._validation import check_seed
 from ..studies.engine import LABELS
+from ..studies.records import canonical_config, record_path, write_record
 from ..studies.tables import read_ranks, read_runs, write_table
 from ._common import check_output_dir, check_output_file, plain_text
 
@@ -103,7 +108,7 @@ def _provenance(args) -> int:
 
 def _config(args) -> dict:
     try:
-        config = json.loads(args.config)
+        config = canonical_config(json.loads(args.config))
     except json.JSONDecodeError as exc:
         raise ValueError(f"--config is not valid JSON: {exc}") from None
     if not isinstance(config, dict):
@@ -139,6 +144,7 @@ def _tables(args) -> int:
     if expected != made:
         raise ValueError(f"study {args.study!r} makes the tables {sorted(made)}, but the workflow lists "
                          f"{sorted(expected)}: update workflow/notebooks.yaml")
-    for name in args.tables:
-        write_table(tables[name], args.out_dir / f"{name}.csv")
+    written = [write_table(tables[name], args.out_dir / f"{name}.csv") for name in args.tables]
+    write_record(record_path(args.out_dir, args.study), step=f"study tables --study {args.study}", config=config,
+                 seed=args.seed, tables=written)
     return 0
