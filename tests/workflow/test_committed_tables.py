@@ -10,7 +10,13 @@ import yaml
 from snakemake.utils import validate
 
 from itemsampling.commands.study import load_study
-from itemsampling.studies.records import canonical_config, check_records, read_records, record_path, write_record
+from itemsampling.studies.records import (
+    canonical_config,
+    check_records,
+    read_records,
+    record_path,
+    write_record,
+)
 from itemsampling.studies.tables import write_table
 
 from .conftest import REPO
