@@ -60,8 +60,9 @@ def load_study(name: str):
 
 def notebook_parameters(study: str, config: dict, root: str) -> dict:
     """Papermill parameters of the notebook of ``study``: its study's parameters, the seed and the
-    folder that holds results/ and figures/."""
-    return {**load_study(study).study_config(config), "seed": config["seed"], "root": root}
+    folder that holds results/ and figures/, every mapping's keys sorted as in the steps that made
+    the tables (and in the notebook's defaults, :mod:`~itemsampling.studies.notebook_defaults`)."""
+    return canonical_config({**load_study(study).study_config(config), "seed": config["seed"], "root": root})
 
 
 def register(subparsers) -> None:
