@@ -51,6 +51,11 @@ FUNCTION_CASES = [
     # sample_ranks, adaptive_sample_ranks, sampling_cost
     case("sample_ranks/global-rank-above-N", its.sample_ranks, [1, 11], 10, 5, rng=0,
          message="global_ranks must lie in 1..n (1-based, n = 10); found 11 at position 1"),
+    case("sample_ranks/zero-based-ranks", its.sample_ranks, [0, 3], 10, 5, rng=0,
+         message="global_ranks must lie in 1..n, counted from 1 (the best is 1); found 0 at position 0 "
+                 "(1 below 1 in all). Values counted from 0, such as positions from numpy's argsort, need 1 added"),
+    case("estimate/negative-ranks", its.estimate, [-2, 3], 100, 10, "sampled", "recall", 5,
+         message="sampled_ranks must lie in 1..n, counted from 1"),
     case("sample_ranks/n-above-N", its.sample_ranks, [1, 2], 10, 11, rng=0, message="1 <= n <= n_items"),
     case("adaptive_sample_ranks/n0-above-n-max", its.adaptive_sample_ranks, [1, 2], 100, 20, 10, rng=0,
          message="n0 = 20 must not exceed n_max = 10"),
@@ -202,6 +207,8 @@ COMMAND_CASES = [
                  "--out-dir '{file}' is a file", id="study-tables/out-dir-is-a-file"),
     pytest.param([*STUDY, "tables", "--study", "sampled_metrics", "--config", "[1]", "--seed", "0", "--tables", "t",
                   "--out-dir", "{folder}"], "--config must be a JSON object", id="study-tables/config-not-an-object"),
+    pytest.param([*STUDY, "provenance", "--output", "{folder}"], "--output '{folder}' is a folder",
+                 id="study-provenance/output-is-a-folder"),
     # itemsampling ranks
     pytest.param([*RANKS, "--output", "{no_folder}"], MISSING_FOLDER, id="ranks/output-folder-missing"),
     pytest.param([*RANKS, "--output", "{folder}"], "--output '{folder}' is a folder", id="ranks/output-is-a-folder"),

@@ -90,7 +90,15 @@ def check_ranks(ranks, upper, name: str = "ranks") -> np.ndarray:
     upper_arr = np.broadcast_to(np.asarray(upper, dtype=np.int64), arr.shape)
     # compared in the input's own dtype: a cast first would wrap a uint64 rank >= 2**63 to a
     # negative number and report that instead of the value the caller passed
-    out = (arr < 1) | (arr > upper_arr)
+    low = arr < 1
+    if low.any():
+        i = int(np.flatnonzero(low)[0])
+        raise ValueError(
+            f"{name} must lie in 1..n, counted from 1 (the best is 1); found {_shown(arr[i])} at position {i} "
+            f"({int(low.sum())} below 1 in all). Values counted from 0, such as positions from numpy's "
+            "argsort, need 1 added"
+        )
+    out = arr > upper_arr
     if out.any():
         i = int(np.flatnonzero(out)[0])
         raise ValueError(

@@ -262,7 +262,8 @@ def estimate(
         One of :data:`METHODS` (default ``"mn_mes"``).
     metrics : str or sequence of str
         Metric names: ``recall`` (= hit ratio), ``precision``, ``ndcg``, ``ap`` (= reciprocal
-        rank), ``auc``.
+        rank), ``auc``. The aliases ``hr``, ``hit_ratio`` and ``hitrate`` name ``recall``, ``rr``
+        and ``mrr`` name ``ap``; the result's rows carry the canonical name.
     ks : int, None or iterable
         Cut-offs K (positive integers; ``None`` for no cut-off).
     clip : bool

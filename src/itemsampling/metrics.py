@@ -4,15 +4,15 @@ With a single relevant item per user at global rank R among N items, every commo
 metric is ``1{R <= K} * M(R)`` for a weight function ``M`` (Krichene & Rendle, KDD 2020, §2;
 Jin et al., AAAI 2021, eq. 1):
 
-========== ================================ ========================
+========== ================================ ==================================
 name        M(R)                             aliases
-========== ================================ ========================
-recall      1                                ``hr``, ``hit_ratio``
+========== ================================ ==================================
+recall      1                                ``hr``, ``hit_ratio``, ``hitrate``
 precision   1 / K
 ndcg        1 / log2(R + 1)
 ap          1 / R  (reciprocal rank)         ``rr``, ``mrr``
 auc         (N - R) / (N - 1)
-========== ================================ ========================
+========== ================================ ==================================
 
 A metric of a recommender is the mean of the per-user value over the M test users.
 """

@@ -67,7 +67,8 @@ def register(subparsers) -> None:
     parser.add_argument("--method", default="mn_mes", choices=METHODS,
                         help="estimator (default: %(default)s)")
     parser.add_argument("--metric", action="append", metavar="NAME",
-                        help=f"metric, repeatable: {', '.join(METRICS)} "
+                        help=f"metric, repeatable: {', '.join(METRICS)}; aliases (rows carry the canonical "
+                             "name): hr, hit_ratio, hitrate = recall; rr, mrr = ap "
                              f"(default: {', '.join(DEFAULT_METRICS)})")
     parser.add_argument("--k", action="append", type=parse_ks, metavar="K",
                         help=f"cut-off(s), repeatable: 10, 1-50 or 1,5,10 (default: {DEFAULT_KS})")
