@@ -209,6 +209,12 @@ COMMAND_CASES = [
                   "--out-dir", "{folder}"], "--config must be a JSON object", id="study-tables/config-not-an-object"),
     pytest.param([*STUDY, "provenance", "--output", "{folder}"], "--output '{folder}' is a folder",
                  id="study-provenance/output-is-a-folder"),
+    pytest.param([*STUDY, "notebook", "--notebook", "{absent}", "--parameters", "{{}}", "--output",
+                  "{folder}{sep}x.ipynb"], "--notebook '{absent}' does not exist", id="study-notebook/notebook-missing"),
+    pytest.param([*STUDY, "notebook", "--notebook", "{file}", "--parameters", "[1]", "--output", "{folder}{sep}x.ipynb"],
+                 "--parameters must be a JSON object", id="study-notebook/parameters-not-an-object"),
+    pytest.param([*STUDY, "notebook", "--notebook", "{file}", "--parameters", "{{}}", "--output", "{folder}"],
+                 "--output '{folder}' is a folder", id="study-notebook/output-is-a-folder"),
     # itemsampling ranks
     pytest.param([*RANKS, "--output", "{no_folder}"], MISSING_FOLDER, id="ranks/output-folder-missing"),
     pytest.param([*RANKS, "--output", "{folder}"], "--output '{folder}' is a folder", id="ranks/output-is-a-folder"),

@@ -2,16 +2,15 @@
 
 Figures are made for citing: they are readable at single-column width (3.3 in), have labelled
 axes, use the colour-blind-safe Okabe–Ito palette (Okabe & Ito, 2008, "Color Universal Design")
-and are written as a vector PDF plus a PNG for reading. The PDF carries the git commit and the
-parameters that made it in its metadata and no creation date, so a rerun with the same inputs
-writes the same bytes.
+and are written as a vector PDF plus a PNG for reading. The PDF carries the tables it was drawn
+from (with the start of their SHA-256) and the parameters that made it in its metadata, and no
+date or commit, so a rerun with the same inputs writes the same bytes.
 
 =================================== ==========================================================
 ``apply_style()``                    set the shared matplotlib style (rcParams)
 ``new_figure(ncols, nrows, ...)``    a figure of single- or double-column width
 ``save_figure(fig, notebook, name)`` write ``figures/<notebook>/<name>.pdf`` and ``.png``
 ``show_figure(fig, notebook, name)`` save it, show it in the notebook and close it
-``git_commit()``                     the commit of the working tree (``+dirty`` if modified)
 =================================== ==========================================================
 """
 
@@ -19,19 +18,19 @@ from __future__ import annotations
 
 import io
 import json
-import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 
 import matplotlib as mpl
 import matplotlib.pyplot as plt
 
+from ._sources import tables_read
+
 __all__ = [
     "OKABE_ITO",
     "SINGLE_COLUMN",
     "STYLE",
     "apply_style",
-    "git_commit",
     "new_figure",
     "save_figure",
     "show_figure",
@@ -121,25 +120,6 @@ def new_figure(ncols: int = 1, nrows: int = 1, width: str | float = "single",
     return plt.subplots(nrows, ncols, figsize=(inches, height), layout="constrained", **subplots_kw)
 
 
-def git_commit(root: str | Path = ".") -> str:
-    """The commit checked out in ``root``, or ``unknown``.
-
-    ``+dirty`` is appended if tracked files other than the outputs (``results/``, ``figures/``)
-    differ from the commit, so figures written one after another all carry the same stamp.
-    """
-    try:
-        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, check=True,
-                                capture_output=True, text=True).stdout.strip()
-        dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no", "--", ".",
-             ":(exclude)results/", ":(exclude)figures/"],
-            cwd=root, check=True, capture_output=True, text=True,
-        ).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-    return f"{commit}+dirty" if dirty else commit
-
-
 def _parameters_text(params: Mapping | None) -> str:
     return json.dumps(dict(params or {}), sort_keys=True, default=str)
 
@@ -148,9 +128,10 @@ def save_figure(fig, notebook: str, name: str, params: Mapping | None = None,
                 root: str | Path = ".", close: bool = True) -> tuple[Path, Path]:
     """Write ``figures/<notebook>/<name>.pdf`` (vector) and ``.png`` under ``root``.
 
-    The PDF metadata holds the title, the git commit (``Keywords``) and the parameters as JSON
-    (``Subject``); the creation date is left out so that reruns write identical bytes. The PNG
-    carries the same text in its ``Description`` and ``Software`` fields.
+    The PDF metadata holds the title, the tables read so far with the start of their SHA-256
+    (``Keywords``; :func:`itemsampling._sources.tables_read`) and the parameters as JSON
+    (``Subject``); no date and no commit, so that redrawing from the same tables writes the same
+    bytes. The PNG carries the same text in its ``Description`` and ``Source`` fields.
 
     Parameters
     ----------
@@ -175,14 +156,12 @@ def save_figure(fig, notebook: str, name: str, params: Mapping | None = None,
             raise ValueError(f"{label} must be a non-empty file name without '/', got {value!r}")
     out_dir = Path(root) / "figures" / notebook
     out_dir.mkdir(parents=True, exist_ok=True)
-    commit = git_commit(root)
-    text = _parameters_text(params)
+    text, sources = _parameters_text(params), f"made from {tables_read() or 'no table'}"
     pdf, png = out_dir / f"{name}.pdf", out_dir / f"{name}.png"
-    fig.savefig(pdf, metadata={"Title": f"{notebook}/{name}", "Subject": text,
-                               "Keywords": f"git commit {commit}", "Creator": "itemsampling",
-                               "CreationDate": None, "ModDate": None})
-    fig.savefig(png, metadata={"Title": f"{notebook}/{name}", "Description": text,
-                               "Software": f"itemsampling, git commit {commit}"})
+    fig.savefig(pdf, metadata={"Title": f"{notebook}/{name}", "Subject": text, "Keywords": sources,
+                               "Creator": "itemsampling", "CreationDate": None, "ModDate": None})
+    fig.savefig(png, metadata={"Title": f"{notebook}/{name}", "Description": text, "Source": sources,
+                               "Software": "itemsampling"})
     if close:
         plt.close(fig)
     return pdf, png

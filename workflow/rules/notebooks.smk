@@ -1,4 +1,5 @@
-# Notebooks: execute each with papermill (parameters from the config), then an HTML copy.
+# Notebooks: execute each with papermill (parameters from the config; written without times by
+# itemsampling study notebook), then an HTML copy.
 # A notebook only reads its study's tables and draws figures, so a change of colour reruns no
 # model and no simulation. The rules are made from the list in workflow/notebooks.yaml.
 
@@ -26,8 +27,8 @@ for _notebook in NOTEBOOKS:
             runtime=30,
         shell:
             "env OMP_NUM_THREADS={threads} OPENBLAS_NUM_THREADS={threads} MKL_NUM_THREADS={threads} "
-            "papermill {input.notebook:q} {output.notebook} --kernel python3 --cwd . "
-            "--parameters_yaml {params.parameters:q} --no-progress-bar > {log} 2>&1"
+            "itemsampling study notebook --notebook {input.notebook:q} --output {output.notebook} "
+            "--parameters {params.parameters:q} > {log} 2>&1"
 
 
 rule notebook_html:

@@ -15,13 +15,13 @@ import sys
 from pathlib import Path
 
 import yaml
-from snakemake.utils import validate
 
 from itemsampling.commands.study import load_study
 from itemsampling.studies.notebook_defaults import (
     notebook_defaults,
     parameters_cell,
     parameters_source,
+    workflow_config,
     write_parameters_cell,
 )
 
@@ -30,9 +30,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 def configured() -> dict:
     """config/config.yaml with the schema's defaults, as the workflow reads it."""
-    config = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
-    validate(config, str(REPO / "workflow" / "schemas" / "config.schema.yaml"))
-    return config
+    return workflow_config(REPO / "config" / "config.yaml", REPO / "workflow" / "schemas" / "config.schema.yaml")
 
 
 def cells(config: dict) -> dict[Path, str]:

@@ -12,15 +12,15 @@ snakemake command that computes them, redraws the others, and builds the report 
 from __future__ import annotations
 
 import argparse
-import json
 import subprocess
 import sys
 from pathlib import Path
 
-import papermill
 import yaml
 
 from itemsampling.commands.study import notebook_parameters
+from itemsampling.studies.notebook_defaults import workflow_config
+from itemsampling.studies.notebook_execution import execute_notebook
 from itemsampling.studies.tables import table_path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -38,7 +38,7 @@ def main(argv=None) -> int:
     parser.add_argument("--html", action="store_true", help="also write the HTML copies")
     parser.add_argument("--report", type=Path, help="then build the Snakemake report of the redrawn notebooks here")
     args = parser.parse_args(argv)
-    config = yaml.safe_load(args.configfile.read_text())
+    config = workflow_config(args.configfile, ROOT / "workflow" / "schemas" / "config.schema.yaml")
     notebooks = yaml.safe_load((ROOT / "workflow" / "notebooks.yaml").read_text())
     out_dir = ROOT / "results" / "notebooks"
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -51,10 +51,8 @@ def main(argv=None) -> int:
                   f"results/notebooks/{name}.ipynb", file=sys.stderr, flush=True)
             continue
         parameters = notebook_parameters(spec["study"], config, ".")  # as the workflow runs them
-        print(f"{name}: {json.dumps(parameters, sort_keys=True)[:120]}...", flush=True)
-        out = out_dir / f"{name}.ipynb"
-        papermill.execute_notebook(str(ROOT / "notebooks" / f"{name}.ipynb"), str(out), parameters=parameters,
-                                   kernel_name="python3", cwd=str(ROOT), progress_bar=False)
+        print(f"{name}: redrawing", flush=True)
+        out = execute_notebook(ROOT / "notebooks" / f"{name}.ipynb", out_dir / f"{name}.ipynb", parameters, ROOT)
         if args.html:
             subprocess.run([sys.executable, "-m", "jupyter", "nbconvert", "--to", "html", str(out)], check=True,
                            capture_output=True)

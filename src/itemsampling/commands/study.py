@@ -4,6 +4,7 @@
         --dataset D --model M --protocol P --output results/runs/01_sampled_metrics/D/M/P.parquet
     itemsampling study tables --study sampled_metrics --config JSON --seed S \\
         --runs RUN.parquet ... --tables NAME ... --out-dir results/tables/01_sampled_metrics
+    itemsampling study notebook --notebook notebooks/N.ipynb --parameters JSON --output results/notebooks/N.ipynb
     itemsampling study provenance --output results/provenance.json
 
 A study is a module of :mod:`itemsampling.studies` with ``study_config``, ``chunks``,
@@ -17,6 +18,10 @@ parts on one ranks file (e.g. one per sample size). A study with millions of run
 ``tables`` also writes the step's record, ``<study>.record.json`` beside the tables
 (:mod:`~itemsampling.studies.records`). ``--config`` is read with its keys sorted, so the rows
 come in the same order however the caller ordered them.
+
+``notebook`` executes a notebook with papermill and writes it without wall-clock times
+(:mod:`~itemsampling.studies.notebook_execution`), so that a rerun with the same tables writes
+the same file.
 
 ``provenance`` records what computes the study on this machine: BLAS library, kernels and
 threads, package versions (:func:`~itemsampling.provenance.machine_record`).
@@ -91,10 +96,34 @@ def register(subparsers) -> None:
             sub.add_argument("--out-dir", type=Path, required=True,
                              help="folder of the CSV tables (existing tables are overwritten)")
             sub.set_defaults(func=_tables)
+    sub = steps.add_parser("notebook", help="execute a notebook with papermill and write it without times",
+                           description="execute a notebook with papermill and write it without times "
+                                       "(itemsampling.studies.notebook_execution)")
+    sub.add_argument("--notebook", type=Path, required=True, help="the notebook to execute, e.g. notebooks/00_x.ipynb")
+    sub.add_argument("--parameters", required=True, help="its parameters as JSON")
+    sub.add_argument("--root", type=Path, default=Path("."), help="folder that holds results/ (default .)")
+    sub.add_argument("--output", type=Path, required=True, help="the executed notebook (overwritten if it exists)")
+    sub.set_defaults(func=_notebook)
     sub = steps.add_parser("provenance", help="record the BLAS kernels, threads and package versions of this machine",
                            description="record the BLAS kernels, threads and package versions of this machine")
     sub.add_argument("--output", type=Path, required=True, help="JSON file (overwritten if it exists)")
     sub.set_defaults(func=_provenance)
+
+
+def _notebook(args) -> int:
+    from ..studies.notebook_execution import execute_notebook
+
+    check_output_file(str(args.output))
+    if not args.notebook.is_file():
+        raise FileNotFoundError(f"--notebook {str(args.notebook)!r} does not exist")
+    try:
+        parameters = json.loads(args.parameters)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"--parameters is not valid JSON: {exc}") from None
+    if not isinstance(parameters, dict):
+        raise ValueError("--parameters must be a JSON object of the notebook's parameters")
+    execute_notebook(args.notebook, args.output, parameters, args.root)
+    return 0
 
 
 def _provenance(args) -> int:

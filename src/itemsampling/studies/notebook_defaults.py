@@ -16,12 +16,23 @@ from pathlib import Path
 
 from .records import canonical_config
 
-__all__ = ["notebook_defaults", "parameters_cell", "parameters_source", "read_parameters_cell", "write_parameters_cell"]
+__all__ = ["notebook_defaults", "parameters_cell", "parameters_source", "read_parameters_cell", "workflow_config", "write_parameters_cell"]
 
 #: longest line of a generated cell
 WIDTH = 110
 #: the last line of every parameters cell
 ROOT_LINE = "root = None  # folder that holds results/ and figures/; None: the repository this notebook is in"
+
+
+def workflow_config(configfile: str | Path, schema: str | Path) -> dict:
+    """The configuration as the workflow reads it: ``configfile`` with the defaults of ``schema``
+    (``workflow/schemas/config.schema.yaml``; Snakemake's ``validate``)."""
+    import yaml
+    from snakemake.utils import validate
+
+    config = yaml.safe_load(Path(configfile).read_text())
+    validate(config, str(schema))
+    return config
 
 
 def notebook_defaults(study_config: Mapping, seed: int) -> dict:

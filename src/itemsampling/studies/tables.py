@@ -12,6 +12,7 @@ reported with the ``snakemake`` command that makes it.
 
 from __future__ import annotations
 
+import io
 import os
 import tempfile
 from collections.abc import Mapping
@@ -19,6 +20,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from .._sources import note_table
 from ..ranks import read_ranks as _read_ranks_file
 
 __all__ = ["FLOAT_FORMAT", "chunk_path", "find_root", "ranks_path", "read_ranks", "read_runs", "read_table",
@@ -119,11 +121,14 @@ def read_runs(paths, categorical: bool = False) -> pd.DataFrame:
 
 
 def read_table(notebook: str, name: str, root: str | Path = ".") -> pd.DataFrame:
-    """A study table (cut-offs ``k`` as nullable integers)."""
+    """A study table (cut-offs ``k`` as nullable integers), noted as an input of the figures drawn
+    afterwards (:mod:`itemsampling._sources`)."""
     path = table_path(notebook, name, root)
     if not path.is_file():
         raise _missing(path, root)
-    frame = pd.read_csv(path)
+    data = path.read_bytes()
+    note_table(f"{notebook}/{name}.csv", data)
+    frame = pd.read_csv(io.BytesIO(data))
     if "k" in frame.columns:
         frame["k"] = frame["k"].astype("Int64")
     return frame
