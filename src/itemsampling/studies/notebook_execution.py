@@ -42,6 +42,20 @@ def tidy_executed_notebook(notebook: dict, input_path: str, output_path: str) ->
     return notebook
 
 
+def _kernel_manager():
+    """The kernel manager: on POSIX systems one that talks to the kernel over local sockets (IPC),
+    which the kernel does not warn about as it does about unencrypted TCP."""
+    from jupyter_client.manager import AsyncKernelManager
+
+    if os.name != "posix":
+        return AsyncKernelManager
+
+    class LocalKernelManager(AsyncKernelManager):
+        transport = "ipc"
+
+    return LocalKernelManager
+
+
 def execute_notebook(source: str | Path, output: str | Path, parameters: Mapping, root: str | Path = ".") -> Path:
     """Execute the notebook ``source`` with ``parameters`` from ``root`` and write it, tidied, to
     ``output`` (atomically: a notebook that fails leaves no output, and papermill's error is
@@ -57,7 +71,7 @@ def execute_notebook(source: str | Path, output: str | Path, parameters: Mapping
     os.close(fd)
     try:
         papermill.execute_notebook(str(source), tmp, parameters=dict(parameters), kernel_name="python3",
-                                   cwd=str(root), progress_bar=False)
+                                   cwd=str(root), progress_bar=False, kernel_manager_class=_kernel_manager())
         notebook = json.loads(Path(tmp).read_text())
 
         def relative(path: Path) -> str:
