@@ -4,6 +4,8 @@ the parameters of config/config.yaml (itemsampling.studies.records)."""
 from __future__ import annotations
 
 import json
+import os
+import stat
 
 import pytest
 import yaml
@@ -101,3 +103,10 @@ def test_a_record_names_only_tables_of_its_folder(tmp_path):
     (tmp_path / "a" / "t.csv").write_text("x\n")
     with pytest.raises(ValueError, match="not in the folder"):
         write_record(record_path(tmp_path, "s"), step="s", config={}, seed=None, tables=[tmp_path / "a" / "t.csv"])
+
+
+def test_tables_and_records_are_as_readable_as_other_files(written):
+    umask = os.umask(0)
+    os.umask(umask)
+    for path in (written / "nb").iterdir():
+        assert stat.S_IMODE(path.stat().st_mode) == 0o666 & ~umask, path.name

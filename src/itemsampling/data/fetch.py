@@ -17,6 +17,7 @@ import urllib.request
 import zipfile
 from pathlib import Path
 
+from .._files import replace_with
 from .registry import ChecksumError, FileEntry, Source, check_file
 
 __all__ = ["download_file", "urlopen"]
@@ -87,7 +88,7 @@ def download_file(entry: FileEntry, source: Source, target: str | os.PathLike) -
             finally:
                 archive.unlink(missing_ok=True)
         check_file(entry, tmp)
-        os.replace(tmp, target)
+        replace_with(tmp, target)
     except BaseException:
         if tmp is not None:
             tmp.unlink(missing_ok=True)

@@ -17,6 +17,8 @@ import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
+from .._files import replace_with
+
 __all__ = ["INJECTED_CELL_ID", "execute_notebook", "tidy_executed_notebook"]
 
 #: id of the cell of parameters that papermill injects (its own is random)
@@ -79,7 +81,7 @@ def execute_notebook(source: str | Path, output: str | Path, parameters: Mapping
 
         tidy_executed_notebook(notebook, relative(source), relative(output))
         Path(tmp).write_text(json.dumps(notebook, indent=1, ensure_ascii=False) + "\n")
-        os.replace(tmp, output)
+        replace_with(tmp, output)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise

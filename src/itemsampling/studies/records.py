@@ -19,6 +19,8 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from .._files import replace_with
+
 __all__ = ["RECORD_SUFFIX", "canonical_config", "check_records", "read_records", "record_path", "write_record"]
 
 #: name of a step's record: ``<step>`` followed by this suffix, in the folder of its tables
@@ -71,7 +73,7 @@ def write_record(path: str | Path, *, step: str, config: Mapping, seed: int | No
     try:
         with os.fdopen(fd, "w") as fh:
             fh.write(json.dumps(record, indent=1, sort_keys=False) + "\n")
-        os.replace(tmp, path)
+        replace_with(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from .._files import replace_with
 from .._sources import note_table
 from ..ranks import read_ranks as _read_ranks_file
 
@@ -142,7 +143,7 @@ def write_table(frame: pd.DataFrame, path: str | Path) -> Path:
     try:
         with os.fdopen(fd, "w", newline="") as fh:
             frame.to_csv(fh, index=False, float_format=FLOAT_FORMAT, lineterminator="\n")
-        os.replace(tmp, path)
+        replace_with(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
