@@ -9,15 +9,22 @@ from docutils.core import publish_parts
 from .conftest import REPO
 
 
+CONFIG = {
+    "seed": 7, "train": {"ml-1m": ["ease", "ials"], "yelp-diffnet": ["ease"]},
+    "report_front_page": {
+        "commit": "0123abc", "notebooks": {"00_data": "Data", "01_metrics": "Sampled metrics (K&R)"},
+        "parameters": {"00_data": ['mapping: {"a": 0.5, "kind": "beta"}'],
+                       "01_metrics": ['estimators: ["beta@0.5", "mle"]', "k: 10"]},
+        "machine": {"cpu": "Some CPU", "machine": "x86_64", "packages": {"numpy": "2.4.6"},
+                    "blas": [{"library": "libopenblas", "version": "0.3.30", "core_type": "Haswell", "threads": 1}]},
+    },
+}
+
+
 class _Snakemake:
-    config = {"seed": 7, "train": {"ml-1m": ["ease", "ials"], "yelp-diffnet": ["ease"]},
-              "report_front_page": {
-                  "commit": "0123abc", "notebooks": {"00_data": "Data", "01_metrics": "Sampled metrics (K&R)"},
-                  "parameters": {"00_data": ['mapping: {"a": 0.5, "kind": "beta"}'],
-                                 "01_metrics": ['estimators: ["beta@0.5", "mle"]', "k: 10"]},
-                  "machine": {"cpu": "Some CPU", "machine": "x86_64", "packages": {"numpy": "2.4.6"},
-                              "blas": [{"library": "libopenblas", "version": "0.3.30", "core_type": "Haswell",
-                                        "threads": 1}]}}}
+    """What the template sees as ``snakemake``."""
+
+    config = CONFIG
 
 
 def test_the_front_page_renders_lists_and_a_collapsed_parameter_part():
