@@ -8,7 +8,6 @@ from docutils.core import publish_parts
 
 from .conftest import REPO
 
-
 CONFIG = {
     "seed": 7, "train": {"ml-1m": ["ease", "ials"], "yelp-diffnet": ["ease"]},
     "report_front_page": {
