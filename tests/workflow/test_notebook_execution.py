@@ -46,11 +46,12 @@ def test_tidy_keeps_what_the_inputs_determine():
     assert tidy["cells"][1]["metadata"] == {"papermill": {"exception": False}}
 
 
-def test_a_rerun_writes_the_same_bytes_with_relative_paths(tmp_path):
+def test_a_rerun_writes_the_same_bytes_with_relative_paths(tmp_path, capfd):
     source = _notebook(tmp_path / "nb.ipynb")
     first = execute_notebook(source, tmp_path / "out" / "a.ipynb", {"x": 21}, tmp_path).read_bytes()
     second = execute_notebook(source, tmp_path / "out" / "a.ipynb", {"x": 21}, tmp_path).read_bytes()
     assert first == second
+    assert capfd.readouterr().err == ""  # not even the kernel's warning about unencrypted TCP
     executed = json.loads(first)
     assert executed["metadata"]["papermill"]["input_path"] == "nb.ipynb"
     assert "42" in json.dumps(executed["cells"][-1]["outputs"])

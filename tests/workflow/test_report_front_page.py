@@ -15,7 +15,8 @@ CONFIG = {
         "parameters": {"00_data": ['mapping: {"a": 0.5, "kind": "beta"}'],
                        "01_metrics": ['estimators: ["beta@0.5", "mle"]', "k: 10"]},
         "machine": {"cpu": "Some CPU", "machine": "x86_64", "packages": {"numpy": "2.4.6"},
-                    "blas": [{"library": "libopenblas", "version": "0.3.30", "core_type": "Haswell", "threads": 1}]},
+                    "blas": [{"library": "libscipy_openblas64_.so", "version": "0.3.30", "core_type": "Haswell",
+                             "threads": 1}]},
     },
 }
 
@@ -28,7 +29,7 @@ class _Snakemake:
 
 def test_the_front_page_renders_lists_and_a_collapsed_parameter_part():
     text = (REPO / "workflow" / "report" / "workflow.rst").read_text()
-    rst = jinja2.Environment(trim_blocks=True).from_string(text).render(snakemake=_Snakemake)  # as snakemake --report
+    rst = jinja2.Environment(trim_blocks=True, lstrip_blocks=True).from_string(text).render(snakemake=_Snakemake)  # as snakemake --report
     html = publish_parts(rst, writer="html", settings_overrides={"report_level": 2, "halt_level": 5})["html_body"]
     assert "System Message" not in html and "mailto:" not in html
     assert html.count("<ul") == 3

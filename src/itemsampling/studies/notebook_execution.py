@@ -19,7 +19,7 @@ from pathlib import Path
 
 from .._files import replace_with
 
-__all__ = ["INJECTED_CELL_ID", "execute_notebook", "tidy_executed_notebook"]
+__all__ = ["INJECTED_CELL_ID", "KERNEL_ARGUMENTS", "execute_notebook", "tidy_executed_notebook"]
 
 #: id of the cell of parameters that papermill injects (its own is random)
 INJECTED_CELL_ID = "injected-parameters"
@@ -44,18 +44,10 @@ def tidy_executed_notebook(notebook: dict, input_path: str, output_path: str) ->
     return notebook
 
 
-def _kernel_manager():
-    """The kernel manager: on POSIX systems one that talks to the kernel over local sockets (IPC),
-    which the kernel does not warn about as it does about unencrypted TCP."""
-    from jupyter_client.manager import AsyncKernelManager
-
-    if os.name != "posix":
-        return AsyncKernelManager
-
-    class LocalKernelManager(AsyncKernelManager):
-        transport = "ipc"
-
-    return LocalKernelManager
+#: the kernel's own log shows errors only: its warning about unencrypted TCP on localhost would
+#: read like a failure in the output of ``make figures`` (warnings of the notebook's code are
+#: cell outputs and stay visible there)
+KERNEL_ARGUMENTS = ["--IPKernelApp.log_level=ERROR"]
 
 
 def execute_notebook(source: str | Path, output: str | Path, parameters: Mapping, root: str | Path = ".") -> Path:
@@ -73,7 +65,7 @@ def execute_notebook(source: str | Path, output: str | Path, parameters: Mapping
     os.close(fd)
     try:
         papermill.execute_notebook(str(source), tmp, parameters=dict(parameters), kernel_name="python3",
-                                   cwd=str(root), progress_bar=False, kernel_manager_class=_kernel_manager())
+                                   cwd=str(root), progress_bar=False, extra_arguments=KERNEL_ARGUMENTS)
         notebook = json.loads(Path(tmp).read_text())
 
         def relative(path: Path) -> str:
