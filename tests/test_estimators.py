@@ -67,7 +67,7 @@ def test_estimates_approach_the_true_metrics(simulated, method, opts):
 
 
 def test_mes_with_the_papers_eta_is_pulled_below_the_truth(simulated):
-    """README, "Findings worth knowing": at N = 500, n = 100 the entropy term with the papers'
+    """docs/findings.md: at N = 500, n = 100 the entropy term with the papers'
     η = 0.001 dominates and Recall@50 comes out more than 0.1 too low; η/n (the AAAI'23 code)
     is within 0.02."""
     _, sampled_ranks, truth = simulated

@@ -81,7 +81,7 @@ def _missing(path: Path, root: str | Path) -> FileNotFoundError:
     except ValueError:
         target = path
     return FileNotFoundError(f"{target} does not exist; make it with `snakemake --cores 2 {target}` "
-                             "in the repository root (see README, 'The study')")
+                             "in the repository root (see docs/study.md)")
 
 
 def read_ranks(dataset: str, model: str, protocol: str, root: str | Path = ".") -> pd.DataFrame:
