@@ -61,6 +61,17 @@ def test_a_fresh_clone_reruns_the_study_without_retraining(tmp_path):
     assert "train_and_rank" not in planned
 
 
+def test_every_rule_a_profile_names_exists():
+    """Snakemake ignores settings of a rule that does not exist, silently."""
+    result = _snakemake("--list-rules", cwd=REPO)
+    assert result.returncode == 0, result.stderr
+    rules = set(result.stdout.split())
+    for profile in (REPO / "profiles").glob("*/config.yaml"):
+        settings = yaml.safe_load(profile.read_text())
+        named = set(settings.get("set-resources", {})) | set(settings.get("set-threads", {}))
+        assert named <= rules, f"{profile.relative_to(REPO)} names rules that do not exist: {sorted(named - rules)}"
+
+
 def test_lint_finds_nothing_but_the_missing_per_rule_environments():
     """Rules deliberately run in the environment that runs Snakemake (docs/study.md), so the
     only lint allowed is the request for a conda environment or container per rule."""
