@@ -15,6 +15,7 @@ CONFIG = {
         "parameters": {"00_data": ['mapping: {"a": 0.5, "kind": "beta"}'],
                        "01_metrics": ['estimators: ["beta@0.5", "mle"]', "k: 10"]},
         "machine": {"cpu": "Some CPU", "machine": "x86_64", "packages": {"numpy": "2.4.6"},
+                    "numpy_simd": {"baseline": ["X86_V2"], "dispatched": ["X86_V3", "X86_V4"]},
                     "blas": [{"library": "libscipy_openblas64_.so", "version": "0.3.30", "core_type": "Haswell",
                              "threads": 1}]},
     },
@@ -34,4 +35,6 @@ def test_the_front_page_renders_lists_and_a_collapsed_parameter_part():
     assert "System Message" not in html and "mailto:" not in html
     assert html.count("<ul") == 3
     assert "<details>" in html and html.index("<details>") < html.index("beta&#64;0.5") < html.index("</details>")
-    assert "Haswell kernels and 1 thread(s); packages numpy 2.4.6 (" in " ".join(html.split()) and "0123abc" in html
+    text = " ".join(html.split())
+    assert "Haswell kernels and 1 thread(s); numpy's loops dispatched to X86_V3, X86_V4; packages numpy 2.4.6 (" in text
+    assert "0123abc" in html

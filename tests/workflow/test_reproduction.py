@@ -50,6 +50,15 @@ def test_the_record_names_the_kernels_and_versions_and_nothing_of_the_host(recor
     assert reproduction_key(other) == reproduction_key(record)
     other["blas"][0]["core_type"] = "SkylakeX"
     assert reproduction_key(other) != reproduction_key(record)
+    # numpy's own loops: the same BLAS kernels with AVX-512 dispatch or without differ in the last bits
+    assert record["numpy_simd"]["dispatched"] is not None
+    wider = copy.deepcopy(record)
+    wider["numpy_simd"] = {"baseline": ["X86_V2"], "dispatched": ["X86_V3", "X86_V4", "AVX512_ICL"]}
+    narrower = copy.deepcopy(record)
+    narrower["numpy_simd"] = {"baseline": ["X86_V2"], "dispatched": ["X86_V3"]}
+    assert reproduction_key(wider) != reproduction_key(narrower)
+    older = {k: v for k, v in record.items() if k != "numpy_simd"}  # a record made before numpy's SIMD was kept
+    assert reproduction_key(older) != reproduction_key(record)
 
 
 def test_classes_of_tables():

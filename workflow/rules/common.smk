@@ -291,4 +291,5 @@ def all_targets():
     targets.append(PROVENANCE)
     targets += [t for nb in NOTEBOOKS for t in notebook_tables(nb)]
     targets += [table(nb, name) for nb in NOTEBOOKS for name in NOTEBOOKS[nb].get("inputs", [])]
+    targets.append(record(DATA_NOTEBOOK, "datasets"))  # so that a fresh clone checks its data
     return targets

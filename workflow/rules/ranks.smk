@@ -2,7 +2,9 @@
 # item under both candidate protocols (unseen.parquet, all.parquet) plus train.json.
 # The ranks are committed results: a model is retrained when its ranks are missing, when its
 # hyperparameters in the config change, or when asked (`make retrain`), but not because a file
-# of the package is newer than its ranks (its inputs are `ancient`).
+# of the package is newer than its ranks (its inputs are `ancient`). Its dataset is checked as it
+# is loaded; rule verify_data is no input of it, since Snakemake reruns every job whose input
+# another job of the run writes, ancient or not, and would retrain every model of a fresh clone.
 
 
 wildcard_constraints:
@@ -12,7 +14,6 @@ wildcard_constraints:
 
 rule train_and_rank:
     input:
-        ancient("results/ranks/{dataset}/verified.txt"),
         [ancient(path) for path in RANKS_CODE],
     output:
         unseen=ranks_file("{dataset}", "{model}", "unseen"),

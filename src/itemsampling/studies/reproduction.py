@@ -279,6 +279,9 @@ def _key_difference(committed_record: dict | None, rerun_record: dict | None) ->
         out.append("BLAS " + ", ".join(f"{e.get('library')} {e.get('core_type')} x{e.get('threads')}" for e in a["blas"])
                    + " -> " + ", ".join(f"{e.get('library')} {e.get('core_type')} x{e.get('threads')}"
                                         for e in b["blas"]))
+    if a["numpy_simd"] != b["numpy_simd"]:
+        simd = [(r.get("dispatched") if isinstance(r, dict) else r) for r in (a["numpy_simd"], b["numpy_simd"])]
+        out.append(f"numpy SIMD {simd[0]} -> {simd[1]}")
     out += [f"{k} {a['packages'].get(k)} -> {b['packages'].get(k)}" for k in sorted(set(a["packages"]) | set(b["packages"]))
             if a["packages"].get(k) != b["packages"].get(k)]
     return "; ".join(out)
