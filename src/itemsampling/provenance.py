@@ -68,10 +68,18 @@ def _numpy_simd() -> dict:
     vectors, so an AVX-512 machine (X86_V4) and an AVX2 one (X86_V3) differ in the last bits
     even with the same BLAS kernels. ``NPY_DISABLE_CPU_FEATURES`` switches targets off."""
     try:
-        from numpy._core._multiarray_umath import __cpu_baseline__, __cpu_dispatch__, __cpu_features__
+        from numpy._core._multiarray_umath import (
+            __cpu_baseline__,
+            __cpu_dispatch__,
+            __cpu_features__,
+        )
     except ImportError:  # numpy < 2 keeps them in numpy.core
         try:
-            from numpy.core._multiarray_umath import __cpu_baseline__, __cpu_dispatch__, __cpu_features__
+            from numpy.core._multiarray_umath import (
+                __cpu_baseline__,
+                __cpu_dispatch__,
+                __cpu_features__,
+            )
         except ImportError:
             return {"baseline": None, "dispatched": None}
     return {"baseline": list(__cpu_baseline__),
