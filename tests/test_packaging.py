@@ -16,7 +16,8 @@ def _pyproject() -> dict:
 
 
 def test_the_licence_file_is_the_mit_licence_the_metadata_declares():
-    assert _pyproject()["project"]["license"] == {"text": "MIT"}
+    assert _pyproject()["project"]["license"] == "MIT"  # an SPDX expression (PEP 639)
+    assert _pyproject()["project"]["license-files"] == ["LICENSE"]
     assert (ROOT / "LICENSE").read_text().startswith("MIT License\n")
 
 

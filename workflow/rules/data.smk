@@ -19,7 +19,7 @@ rule dataset_summary:
     input:
         expand("results/ranks/{dataset}/verified.txt", dataset=DATASETS),
     output:
-        table(DATA_NOTEBOOK, "datasets"),
+        table=table(DATA_NOTEBOOK, "datasets"),
         record=record(DATA_NOTEBOOK, "datasets"),
     log:
         "results/logs/data/dataset_summary.log",
@@ -29,4 +29,4 @@ rule dataset_summary:
         mem_mb=4000,
         runtime=30,
     shell:
-        "itemsampling data stats {params.datasets} --output {output[0]} > {log} 2>&1"
+        "itemsampling data stats {params.datasets} --output {output.table} > {log} 2>&1"
