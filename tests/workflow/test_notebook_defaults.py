@@ -56,6 +56,8 @@ def test_a_generated_cell_defines_its_defaults_within_the_line_width(tmp_path):
     exec(source, {}, names)
     assert names.pop("root") is None and json.dumps(names) == json.dumps(defaults)
     assert list(names) == ["a", "b", "seed"] and list(names["a"]) == ["y", "z"]
+    packed = parameters_cell("s", {"names": [f"estimator_{i}" for i in range(30)]})
+    assert len(packed.splitlines()) <= 3 + 5 and max(len(line) for line in packed.splitlines()) <= WIDTH
     with pytest.raises(TypeError, match="JSON value"):
         parameters_cell("s", {"x": {1, 2}})
     notebook = tmp_path / "n.ipynb"

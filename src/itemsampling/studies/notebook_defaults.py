@@ -64,6 +64,14 @@ def _literal(value, column: int) -> str:
     if isinstance(value, Mapping):
         items = [f"{_flat(k)}: {_literal(v, column + 3 + len(_flat(k)))}" for k, v in value.items()]
         return "{" + ("," + pad).join(items) + "}"
+    if not any(isinstance(v, (list, tuple, Mapping)) for v in value):  # scalars: as many per line as fit
+        lines, line = [], ""
+        for item in map(_flat, value):
+            if line and column + 1 + len(line) + len(item) + 2 > WIDTH:
+                lines.append(line.rstrip())
+                line = ""
+            line += item + ", "
+        return "[" + pad.join([*lines, line.rstrip(", ")]) + "]"
     return "[" + ("," + pad).join(_literal(v, column + 1) for v in value) + "]"
 
 
