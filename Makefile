@@ -13,7 +13,7 @@ ifneq ($(wildcard ../shared/data/MANIFEST.md),)
 export ITEMSAMPLING_DATA ?= $(abspath ../shared/data)
 endif
 
-.PHONY: test reproduce figures retrain check smoke lint bench clean-venv
+.PHONY: test reproduce figures retrain check smoke lint bench clean-venv cluster-check
 
 $(STAMP): pyproject.toml requirements/lock.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -48,6 +48,11 @@ TABLE_RULES := $(shell sed -n 's/^\([0-9][0-9]_[a-z_]*\):$$/tables_\1/p' workflo
 check: $(STAMP)
 	$(BIN)/snakemake --profile profiles/local --cores $(CORES) --forcerun study_chunk live_evaluation provenance $(TABLE_RULES)
 	$(BIN)/python workflow/scripts/check_reproduction.py
+
+# The smoke study through profiles/slurm on a one-node SLURM cluster started from Debian's packages
+# (workflow/cluster/start.sh, as root), compared with the local smoke run: about 10 minutes.
+cluster-check: $(STAMP)
+	ITEMSAMPLING_CLUSTER_CHECK=1 $(BIN)/python -m pytest tests/workflow/test_cluster.py
 
 smoke: $(STAMP)
 	$(BIN)/snakemake --configfile config/smoke.yaml --directory results/smoke --cores $(CORES)
