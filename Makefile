@@ -50,7 +50,7 @@ check: $(STAMP)
 	$(BIN)/python workflow/scripts/check_reproduction.py
 
 # The smoke study through profiles/slurm on a one-node SLURM cluster started from Debian's packages
-# (workflow/cluster/start.sh, as root), compared with the local smoke run: about 10 minutes.
+# (workflow/cluster/start.sh, as root), compared with the local smoke run: about 13 minutes.
 cluster-check: $(STAMP)
 	ITEMSAMPLING_CLUSTER_CHECK=1 $(BIN)/python -m pytest tests/workflow/test_cluster.py
 

@@ -62,7 +62,7 @@ def _smoke(folder, *extra):
 @pytest.mark.slow
 @pytest.mark.workflow
 @pytest.mark.skipif(os.environ.get("ITEMSAMPLING_CLUSTER_CHECK") != "1",
-                    reason="the smoke study through SLURM takes about 10 minutes on 2 cores: make cluster-check runs it")
+                    reason="the smoke study through SLURM takes about 13 minutes on 2 cores: make cluster-check runs it")
 def test_the_smoke_study_through_slurm_gives_the_local_tables(tmp_path):
     started = subprocess.run([str(CLUSTER / "start.sh")], capture_output=True, text=True, timeout=900)
     if started.returncode == 3:
