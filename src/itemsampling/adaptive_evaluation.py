@@ -38,9 +38,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import ArrayLike
+
+if TYPE_CHECKING:
+    from scipy import sparse
 import pandas as pd
 import scipy.sparse as sp
 
@@ -212,18 +216,18 @@ def sample_adaptively(score_sets: Callable[[np.ndarray, np.ndarray], np.ndarray]
 
 def evaluate_adaptive(
     score: Scorer,
-    test_items,
+    test_items: ArrayLike,
     n_items: int,
     *,
     n0: int,
     n_max: int,
-    exclude=None,
+    exclude: sparse.spmatrix | sparse.sparray | None = None,
     metrics: Sequence[str] | str = DEFAULT_METRICS,
     ks: Iterable[int | None] | int | None = DEFAULT_KS,
     replace: bool = True,
-    rng=None,
+    rng: np.random.Generator | int | None = None,
     tie_seed: int = 0,
-    users=None,
+    users: ArrayLike | None = None,
     batch_size: int = 1024,
     progress: bool | None = None,
     estimate_options: Mapping[str, Any] | None = None,

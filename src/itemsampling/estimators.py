@@ -67,6 +67,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 
 from . import corrections, distributions, intervals
 from ._validation import (
@@ -180,7 +181,8 @@ class Estimator:
         return self.name or self.method
 
 
-def rank_distribution(sampled_ranks, n_items, sample_size, method: str = "mle", **opts) -> np.ndarray:
+def rank_distribution(sampled_ranks: ArrayLike, n_items: int | ArrayLike, sample_size: int | ArrayLike,
+                      method: str = "mle", **opts) -> np.ndarray:
     """Estimate the global rank distribution P(R), R = 1..N, from sampled ranks.
 
     ``mle``, ``wmle``, ``mes`` and ``adaptive_mle`` estimate P(R) directly (Jin et al.,
@@ -221,9 +223,9 @@ def rank_distribution(sampled_ranks, n_items, sample_size, method: str = "mle", 
 
 
 def estimate(
-    sampled_ranks,
-    n_items,
-    sample_size,
+    sampled_ranks: ArrayLike,
+    n_items: int | ArrayLike,
+    sample_size: int | ArrayLike,
     method: str = "mn_mes",
     metrics: Sequence[str] | str = ("recall", "ndcg", "ap"),
     ks: Iterable[int | None] | int | None = range(1, 51),
@@ -232,7 +234,7 @@ def estimate(
     interval: float | None = None,
     interval_method: str | None = None,
     n_bootstrap: int | None = None,
-    seed=None,
+    seed: int | np.random.Generator | None = None,
     **opts,
 ) -> pd.DataFrame:
     """Estimate global ``metric@K`` for many metrics and cut-offs from sampled ranks.
@@ -314,9 +316,9 @@ def estimate(
 
 
 def estimate_many(
-    sampled_ranks,
-    n_items,
-    sample_size,
+    sampled_ranks: ArrayLike,
+    n_items: int | ArrayLike,
+    sample_size: int | ArrayLike,
     estimators: Sequence[Estimator],
     metrics: Sequence[str] | str = ("recall", "ndcg", "ap"),
     ks: Iterable[int | None] | int | None = range(1, 51),
@@ -330,7 +332,7 @@ def estimate_many(
     interval: float | None = None,
     interval_method: str | None = None,
     n_bootstrap: int | None = None,
-    seed=None,
+    seed: int | np.random.Generator | None = None,
 ) -> pd.DataFrame:
     """Several estimators on the same sampled ranks, sharing all the work they have in common.
 

@@ -20,6 +20,7 @@ import hashlib
 from collections import OrderedDict
 
 import numpy as np
+from numpy.typing import ArrayLike, DTypeLike
 from scipy.special import gammaln, xlog1py, xlogy
 
 from ._validation import check_choice, check_n_items, check_sample_size
@@ -87,7 +88,7 @@ def _check(n_items, sample_size, scheme):
     return n_items, sample_size, scheme
 
 
-def rank_kernel(n_items: int, sample_size: int, scheme: str = "binomial", dtype=np.float64) -> np.ndarray:
+def rank_kernel(n_items: int, sample_size: int, scheme: str = "binomial", dtype: DTypeLike = np.float64) -> np.ndarray:
     """The full rank kernel P(r | R) as an ``(N, n)`` row-stochastic matrix.
 
     Row ``R - 1`` is the distribution of the sampled rank r = 1..n of an item at global rank R
@@ -129,8 +130,8 @@ def rank_kernel(n_items: int, sample_size: int, scheme: str = "binomial", dtype=
     return out
 
 
-def kernel_columns(n_items: int, sample_size: int, sampled_ranks, scheme: str = "binomial",
-                   dtype=np.float64) -> np.ndarray:
+def kernel_columns(n_items: int, sample_size: int, sampled_ranks: ArrayLike, scheme: str = "binomial",
+                   dtype: DTypeLike = np.float64) -> np.ndarray:
     """Selected columns P(r | R) of the rank kernel, for all R = 1..N.
 
     Estimators that see only a few distinct sampled ranks need only those columns; this keeps

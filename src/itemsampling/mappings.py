@@ -37,6 +37,7 @@ A real cut-off K counts the ranks R <= K (R <= ⌊K⌋), up to a relative roundi
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy.optimize import brentq
 from scipy.special import gammaln
 
@@ -91,7 +92,8 @@ def _log_a_cdf(a: float, sample_size: int, k_max: int) -> np.ndarray:
     return np.logaddexp.accumulate(log_terms)
 
 
-def mapping(ks, n_items: int, sample_size: int, kind: str = "linear", a: float | None = None) -> np.ndarray:
+def mapping(ks: int | ArrayLike, n_items: int, sample_size: int, kind: str = "linear",
+            a: float | None = None) -> np.ndarray:
     """Mapping function f(k): the global cut-off K whose HR@K the sampled SHR@k approximates.
 
     Li, Jin, Gao & Liu, KDD 2020: ``linear`` is eq. 9, ``bound`` eq. 13, ``beta`` the
@@ -146,7 +148,7 @@ def _location(ks, sample_size: int, kind: str, a) -> tuple[np.ndarray, float]:
     return np.exp(log_cdf[k.astype(np.int64) - 1] / a), 1.0
 
 
-def fit_beta(sampled_ranks, n_items, sample_size: int, xtol: float = 1e-12) -> float:
+def fit_beta(sampled_ranks: ArrayLike, n_items: int | ArrayLike, sample_size: int, xtol: float = 1e-12) -> float:
     """Algorithm-specific Beta@P parameter a (Li, Jin, Gao & Liu, KDD 2020 §4.1, eq. 19).
 
     Eq. 19 iterates a ← -M / Σ_u ln((f(r_u; a) - 1)/(N - 1)), the Beta(a, 1) maximum-likelihood
@@ -209,7 +211,7 @@ def fit_beta(sampled_ranks, n_items, sample_size: int, xtol: float = 1e-12) -> f
     return float(np.exp(brentq(excess, lo, hi, xtol=xtol, rtol=4 * np.finfo(float).eps)))
 
 
-def expected_sampled_hit_ratio(rank_distribution, n_items: int, sample_size: int, ks,
+def expected_sampled_hit_ratio(rank_distribution: ArrayLike, n_items: int, sample_size: int, ks: int | ArrayLike,
                                scheme: str = "binomial") -> np.ndarray:
     """Expected sampled hit ratio E[SHR@k] = Σ_R W_R Pr(r^R <= k) (Li et al. KDD 2020 eq. 4).
 

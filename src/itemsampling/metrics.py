@@ -23,6 +23,7 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 
 from ._validation import check_choice, check_n_items, check_ranks
 
@@ -131,8 +132,8 @@ def metric_weights(metric: str, k: int | None, n_items: int) -> np.ndarray:
 
 
 def global_metrics(
-    global_ranks,
-    n_items,
+    global_ranks: ArrayLike,
+    n_items: int | ArrayLike,
     metrics: Sequence[str] | str = ("recall", "ndcg", "ap"),
     ks: Iterable[int | None] | int | None = range(1, 51),
 ) -> pd.DataFrame:

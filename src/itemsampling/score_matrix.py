@@ -16,13 +16,15 @@ Rendle, KDD 2020, §2, with ties broken uniformly at random as for the global ra
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .simulation import as_generator
 
 __all__ = ["sampled_ranks_from_scores"]
 
 
-def sampled_ranks_from_scores(scores, target_column=0, rng=None) -> np.ndarray:
+def sampled_ranks_from_scores(scores: ArrayLike, target_column: int | ArrayLike = 0,
+                              rng: np.random.Generator | int | None = None) -> np.ndarray:
     """1-based sampled rank of each row's held-out item, with seeded random tie-breaking.
 
     Parameters

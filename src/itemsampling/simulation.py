@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 
 from ._validation import (
     as_generator,
@@ -123,7 +124,8 @@ def _count_outranking(gen: np.random.Generator, better, worse, draws, scheme: st
     return gen.hypergeometric(better, worse, draws)
 
 
-def sample_ranks(global_ranks, n_items, sample_size, rng=None, scheme: str = "binomial") -> np.ndarray:
+def sample_ranks(global_ranks: ArrayLike, n_items: int | ArrayLike, sample_size: int | ArrayLike,
+                 rng: np.random.Generator | int | None = None, scheme: str = "binomial") -> np.ndarray:
     """Simulate the sampled rank r_u of each user's held-out item.
 
     r_u = 1 + X_u where X_u, the number of sampled items ranked above the target, is
@@ -164,7 +166,8 @@ def sample_ranks(global_ranks, n_items, sample_size, rng=None, scheme: str = "bi
 
 
 def adaptive_sample_ranks(
-    global_ranks, n_items, n0: int, n_max: int, rng=None, scheme: str = "binomial"
+    global_ranks: ArrayLike, n_items: int | ArrayLike, n0: int, n_max: int,
+    rng: np.random.Generator | int | None = None, scheme: str = "binomial"
 ) -> tuple[np.ndarray, np.ndarray]:
     """Adaptive item sampling: grow the sample set while the target is still ranked first.
 
@@ -240,7 +243,8 @@ def _size_ladder(n0: int, n_max: int) -> np.ndarray:
     return np.asarray(levels, dtype=np.int64)
 
 
-def sampling_cost(sizes, ranks=None, n0: int | None = None, n_max: int | None = None) -> pd.DataFrame:
+def sampling_cost(sizes: ArrayLike, ranks: ArrayLike | None = None, n0: int | None = None,
+                  n_max: int | None = None) -> pd.DataFrame:
     """Sampling-cost curve of adaptive sampling (Li et al. AAAI 2023 §4.3, eq. 13).
 
     With size levels n_0 < n_1 = 2 n_0 < ... < n_t = n_max and m_j users whose final sample
