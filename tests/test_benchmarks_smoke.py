@@ -95,7 +95,8 @@ def test_engine_benchmark_quick_run_agrees_with_estimate():
     assert done.returncode == 0, done.stderr
     (row,) = parse_table(done.stdout)
     assert float(row["max_abs_diff"]) <= 1e-12
-    assert float(row["time_s"]) > 0 and float(row["speedup"]) > 0 and float(row["peak_MiB"]) >= 0
+    # printed, not judged: a quick run on a fast CPU rounds to 0.0 s
+    assert all(float(row[column]) >= 0 for column in ("time_s", "speedup", "peak_MiB"))
 
 
 LIVE = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_live_adaptive.py"
