@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import os
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import IO
 
-__all__ = ["replace_with"]
+__all__ = ["atomic_text_file", "replace_with"]
 
 
 def replace_with(tmp: str | Path, target: str | Path) -> None:
@@ -19,3 +23,18 @@ def replace_with(tmp: str | Path, target: str | Path) -> None:
     os.umask(umask)
     os.chmod(tmp, 0o666 & ~umask)
     os.replace(tmp, target)
+
+
+@contextmanager
+def atomic_text_file(path: str | Path) -> Iterator[IO[str]]:
+    """A text file to write that appears at ``path`` only when the block ends without an error
+    (:func:`replace_with`); on an error the temporary file is removed and ``path`` is untouched."""
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", newline="") as fh:
+            yield fh
+        replace_with(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

@@ -9,9 +9,9 @@ import stat
 
 import pytest
 import yaml
-from snakemake.utils import validate
 
 from itemsampling.commands.study import load_study
+from itemsampling.studies.notebook_defaults import workflow_config
 from itemsampling.studies.records import (
     canonical_config,
     check_records,
@@ -30,9 +30,7 @@ NOTEBOOKS = yaml.safe_load((REPO / "workflow" / "notebooks.yaml").read_text())
 @pytest.fixture(scope="module")
 def config():
     """config/config.yaml with the schema's defaults, as the workflow reads it."""
-    cfg = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
-    validate(cfg, str(REPO / "workflow" / "schemas" / "config.schema.yaml"))
-    return cfg
+    return workflow_config(REPO / "config" / "config.yaml", REPO / "workflow" / "schemas" / "config.schema.yaml")
 
 
 def _expected(step: str, config) -> tuple[dict, int | None]:

@@ -14,12 +14,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from .._files import replace_with
+from .._files import atomic_text_file
 
 __all__ = ["RECORD_SUFFIX", "canonical_config", "check_records", "read_records", "record_path", "write_record"]
 
@@ -69,14 +67,8 @@ def write_record(path: str | Path, *, step: str, config: Mapping, seed: int | No
             raise ValueError(f"{table} is not in the folder of its record {path}")
         digests[table.name] = _sha256(table)
     record = {"step": step, "seed": seed, "tables": dict(sorted(digests.items())), "config": canonical_config(config)}
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w") as fh:
-            fh.write(json.dumps(record, indent=1, sort_keys=False) + "\n")
-        replace_with(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with atomic_text_file(path) as fh:
+        fh.write(json.dumps(record, indent=1) + "\n")
     return path
 
 

@@ -13,14 +13,12 @@ reported with the ``snakemake`` command that makes it.
 from __future__ import annotations
 
 import io
-import os
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
 import pandas as pd
 
-from .._files import replace_with
+from .._files import atomic_text_file
 from .._sources import note_table
 from ..ranks import read_ranks as _read_ranks_file
 
@@ -139,12 +137,6 @@ def write_table(frame: pd.DataFrame, path: str | Path) -> Path:
     """Write ``frame`` as CSV at ``path``, deterministically and atomically."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", newline="") as fh:
-            frame.to_csv(fh, index=False, float_format=FLOAT_FORMAT, lineterminator="\n")
-        replace_with(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with atomic_text_file(path) as fh:
+        frame.to_csv(fh, index=False, float_format=FLOAT_FORMAT, lineterminator="\n")
     return path
