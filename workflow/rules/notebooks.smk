@@ -11,6 +11,7 @@ for _notebook in NOTEBOOKS:
         input:
             tables=notebook_tables(_notebook),
             extra=[table(_notebook, name) for name in NOTEBOOKS[_notebook].get("inputs", [])],
+            verdicts=VERDICTS,
             notebook=notebook_source(_notebook),
             source=PACKAGE_SOURCE,
         output:

@@ -132,3 +132,27 @@ rule live_evaluation:
         "env OMP_NUM_THREADS={threads} OPENBLAS_NUM_THREADS={threads} MKL_NUM_THREADS={threads} "
         "itemsampling study tables --study live_evaluation --config {params.config:q} --seed {params.seed} "
         "--tables {params.tables} --out-dir {params.out_dir} > {log} 2>&1"
+
+
+# One verdict per claim of the papers that a notebook tests, computed from every notebook's tables
+# (itemsampling.studies.verdicts); each notebook ends with its rows, the report's front page and the
+# README show them all.
+rule verdicts:
+    input:
+        tables=[t for nb in NOTEBOOKS for t in notebook_tables(nb)],
+        inputs=[table(nb, name) for nb in NOTEBOOKS for name in NOTEBOOKS[nb].get("inputs", [])],
+        source=PACKAGE_SOURCE,
+    output:
+        VERDICTS,
+        record=str(record_path(Path(VERDICTS).parent, "verdicts")),
+    log:
+        "results/logs/studies/verdicts.log",
+    params:
+        notebooks=json.dumps({nb: spec["study"] for nb, spec in NOTEBOOKS.items()}),
+        out_dir=lambda wildcards, output: str(Path(output[0]).parent),
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=5,
+    shell:
+        "itemsampling study verdicts --notebooks {params.notebooks:q} --out-dir {params.out_dir} > {log} 2>&1"

@@ -29,7 +29,7 @@ def _git(*args: str) -> bytes:
 def committed_tables(rev: str) -> dict[str, bytes]:
     names = _git("ls-tree", "-r", "--name-only", rev, "--", TABLES).decode().split()
     return {str(Path(n).relative_to(TABLES).with_suffix("")): _git("show", f"{rev}:{n}")
-            for n in names if n.endswith(".csv") and len(Path(n).relative_to(TABLES).parts) == 2}
+            for n in names if n.endswith(".csv") and len(Path(n).relative_to(TABLES).parts) <= 2}
 
 
 def committed_record(rev: str) -> dict | None:

@@ -6,6 +6,7 @@
         --runs RUN.parquet ... --tables NAME ... --out-dir results/tables/01_sampled_metrics
     itemsampling study notebook --notebook notebooks/N.ipynb --parameters JSON --output results/notebooks/N.ipynb
     itemsampling study provenance --output results/provenance.json
+    itemsampling study verdicts --notebooks JSON --out-dir results/tables
 
 A study is a module of :mod:`itemsampling.studies` with ``study_config``, ``chunks``,
 ``chunk_table`` (when it has chunks), ``inputs`` and ``study_tables``. ``--config`` is the
@@ -22,6 +23,10 @@ come in the same order however the caller ordered them.
 ``notebook`` executes a notebook with papermill and writes it without wall-clock times
 (:mod:`~itemsampling.studies.notebook_execution`), so that a rerun with the same tables writes
 the same file.
+
+``verdicts`` writes ``verdicts.csv``, one verdict per claim of the papers that a notebook tests,
+computed from the notebooks' tables (:mod:`~itemsampling.studies.verdicts`), and its record.
+``--notebooks`` maps each notebook to its study, in reading order.
 
 ``provenance`` records what computes the study on this machine: BLAS library, kernels and
 threads, package versions (:func:`~itemsampling.provenance.machine_record`).
@@ -108,6 +113,14 @@ def register(subparsers) -> None:
                            description="record the BLAS kernels, threads and package versions of this machine")
     sub.add_argument("--output", type=Path, required=True, help="JSON file (overwritten if it exists)")
     sub.set_defaults(func=_provenance)
+    sub = steps.add_parser("verdicts", help="one verdict per claim of the papers, from the notebooks' tables",
+                           description="one verdict per claim of the papers, from the notebooks' tables "
+                                       "(itemsampling.studies.verdicts)")
+    sub.add_argument("--notebooks", required=True,
+                     help='JSON object notebook -> study, in reading order, e.g. {"01_sampled_metrics": "sampled_metrics"}')
+    sub.add_argument("--root", type=Path, default=Path("."), help="folder that holds results/ (default .)")
+    sub.add_argument("--out-dir", type=Path, required=True, help="folder of verdicts.csv (overwritten if it exists)")
+    sub.set_defaults(func=_verdicts)
 
 
 def _notebook(args) -> int:
@@ -177,4 +190,20 @@ def _tables(args) -> int:
     written = [write_table(tables[name], args.out_dir / f"{name}.csv") for name in args.tables]
     write_record(record_path(args.out_dir, args.study), step=f"study tables --study {args.study}", config=config,
                  seed=args.seed, tables=written)
+    return 0
+
+
+def _verdicts(args) -> int:
+    from ..studies.verdicts import VERDICTS_PATH, verdict_table
+
+    check_output_dir(str(args.out_dir))
+    try:
+        notebooks = json.loads(args.notebooks)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"--notebooks is not valid JSON: {exc}") from None
+    if not isinstance(notebooks, dict) or not all(isinstance(v, str) for v in notebooks.values()):
+        raise ValueError("--notebooks must be a JSON object mapping each notebook to its study")
+    path = write_table(verdict_table(notebooks, args.root), args.out_dir / VERDICTS_PATH.name)
+    write_record(record_path(args.out_dir, "verdicts"), step="study verdicts", config={"notebooks": notebooks},
+                 seed=None, tables=[path])
     return 0

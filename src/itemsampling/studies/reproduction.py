@@ -208,9 +208,11 @@ def compare_tables(committed: Mapping[str, bytes], rerun: Mapping[str, bytes]) -
 
 
 def read_tree(folder: str | Path) -> dict[str, bytes]:
-    """Every table under ``folder`` (``results/tables``) as ``<notebook>/<name>`` -> bytes."""
+    """Every table under ``folder`` (``results/tables``) as ``<notebook>/<name>`` -> bytes (``<name>`` for
+    a table of the whole study, such as ``verdicts``)."""
     folder = Path(folder)
-    return {str(p.relative_to(folder).with_suffix("")): p.read_bytes() for p in sorted(folder.glob("*/*.csv"))}
+    paths = sorted([*folder.glob("*.csv"), *folder.glob("*/*.csv")])
+    return {p.relative_to(folder).with_suffix("").as_posix(): p.read_bytes() for p in paths}
 
 
 def check_reproduction(committed: Mapping[str, bytes], rerun: Mapping[str, bytes], committed_record: dict | None,
