@@ -39,11 +39,12 @@ citeulike, their captions citeulike, yelp and pinterest-20: the files follow the
 
 from __future__ import annotations
 
+from collections.abc import Collection, Mapping, Sequence
 from importlib.resources import files
 
 import pandas as pd
 
-__all__ = ["PAPER_TABLES", "paper_table"]
+__all__ = ["PAPER_TABLES", "paper_merge", "paper_table"]
 
 PAPER_TABLES = tuple(sorted(p.name.removesuffix(".csv") for p in files(__name__).iterdir()
                             if p.name.endswith(".csv")))
@@ -57,3 +58,58 @@ def paper_table(name: str) -> pd.DataFrame:
     if "k" in frame.columns:
         frame["k"] = frame["k"].astype("Int64")
     return frame
+
+
+def paper_merge(ours: pd.DataFrame, paper: str | pd.DataFrame, on: Sequence[str], *,
+                scope: Mapping[str, Collection] | None = None, how: str = "inner") -> pd.DataFrame:
+    """``ours`` joined to a paper table on ``on``, failing loudly when a paper row finds no partner.
+
+    A comparison with a paper must not lose a row silently (a label spelt ``beta@p`` in one table
+    and ``beta@P`` in the other would drop it from an inner join). Every row of the paper table
+    within ``scope`` must match at least one row of ``ours``.
+
+    Parameters
+    ----------
+    ours : DataFrame
+        Our results, with the columns ``on``.
+    paper : str or DataFrame
+        A name of :data:`PAPER_TABLES`, or such a table already filtered.
+    on : sequence of str
+        The join columns; both sides must have them all.
+    scope : mapping of column to values, optional
+        The paper rows the comparison is about (e.g. ``{"dataset": ["ml-1m"]}``: the paper's rows
+        of datasets we do not have are left out). Without it, every paper row must match.
+    how : {"inner", "left"}
+        ``inner``: only the matched rows; ``left``: every row of ours, with the paper's columns
+        empty where the paper has no value.
+
+    Raises
+    ------
+    ValueError
+        A join column is missing, or a paper row in scope has no partner in ``ours`` (the
+        unmatched keys are listed, with the values ours has in each join column).
+    """
+    if how not in ("inner", "left"):
+        raise ValueError(f"how must be 'inner' or 'left', got {how!r}")
+    theirs = paper_table(paper) if isinstance(paper, str) else paper
+    label = paper if isinstance(paper, str) else "the paper table"
+    on = list(on)
+    for side, frame in (("ours", ours), (label, theirs)):
+        missing = [c for c in on if c not in frame.columns]
+        if missing:
+            raise ValueError(f"cannot join with {label}: {side} lacks the columns {missing}")
+    if scope:
+        for column, values in scope.items():
+            if column not in theirs.columns:
+                raise ValueError(f"scope names {column!r}, which {label} does not have")
+            theirs = theirs[theirs[column].isin(list(values))]
+    if "source" in theirs.columns and "source" not in on:
+        theirs = theirs.drop(columns="source")
+    keys = theirs[on].drop_duplicates()
+    found = keys.merge(ours[on].drop_duplicates(), on=on, how="left", indicator=True)
+    lost = found[found["_merge"] == "left_only"][on]
+    if len(lost):
+        have = "; ".join(f"{c}: {sorted(map(str, ours[c].dropna().unique()))[:12]}" for c in on)
+        raise ValueError(f"{len(lost)} row(s) of {label} find no partner in our results on {on}: "
+                         f"{lost.head(5).to_dict('records')} (ours have {have})")
+    return ours.merge(theirs, on=on, how=how)
