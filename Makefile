@@ -26,6 +26,7 @@ test: $(STAMP)
 
 reproduce: $(STAMP)
 	$(BIN)/snakemake --profile profiles/local --cores $(CORES)
+	$(BIN)/python workflow/scripts/readme_verdicts.py --write
 	$(BIN)/snakemake --profile profiles/local --cores $(CORES) --report results/report.html
 
 # Redraw every figure and executed notebook from the committed tables (no training, no study),

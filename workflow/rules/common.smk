@@ -19,7 +19,7 @@ from itemsampling.models.registry import check_hyperparameters
 from itemsampling.ranks import PROTOCOLS
 from itemsampling.studies.records import record_path
 from itemsampling.studies.tables import chunk_path, ranks_path, table_path
-from itemsampling.studies.verdicts import VERDICTS_PATH
+from itemsampling.studies.verdicts import VERDICTS_PATH, read_verdicts, report_summary
 
 #: the repository root (where the Snakefile lives); sources are read from here, outputs are
 #: written relative to the working directory (the same folder unless --directory is given)
@@ -272,8 +272,9 @@ def report_front_page():
     }
     path = Path(PROVENANCE)
     machine = json.loads(path.read_text()) if path.is_file() else None
+    verdicts = report_summary(read_verdicts(".")) if Path(VERDICTS).is_file() else None
     return {"commit": git_commit(), "notebooks": {nb: spec["title"] for nb, spec in NOTEBOOKS.items()},
-            "parameters": parameters, "machine": machine}
+            "parameters": parameters, "machine": machine, "verdicts": verdicts}
 
 
 def report_tables(notebook):
