@@ -151,3 +151,73 @@ def test_the_front_page_shows_the_verdicts_without_rst_errors():
     assert "System Message" not in html
     assert "max |ours - paper| 0.3" in html and "*grows* with a_ref" in html
     assert "Li et al., AAAI 2023: 0 reproduced, 0 partly, 1 not reproduced" in " ".join(html.split())
+
+
+def _reader(notebook: str, **override):
+    """A ``table(name)`` over the committed tables of ``notebook``, with some tables replaced by
+    functions of the committed ones."""
+    from itemsampling.studies.tables import read_table
+
+    def table(name):
+        frame = read_table(notebook, name, REPO)
+        return override[name](frame) if name in override else frame
+
+    return table
+
+
+def _verdict(rows, start: str) -> str:
+    found = [row.verdict for row in rows if row.claim.startswith(start)]
+    assert len(found) == 1, (start, [row.claim for row in rows])
+    return found[0]
+
+
+def test_k_and_r_inconsistency_verdict_follows_the_orders():
+    from itemsampling.studies.verdicts import sampled_metrics
+
+    claim = "Sampled Recall, NDCG and AP (m = 100) order"
+    assert _verdict(sampled_metrics.claims(_reader("01_sampled_metrics")), claim) == "reproduced"
+
+    def recall_consistent(orders):
+        hit = (orders["metric"] == "recall") & (orders["method"] == "sampled")
+        return orders.assign(agrees=orders["agrees"] | hit)
+
+    table = _reader("01_sampled_metrics", table3_orders=recall_consistent)
+    assert _verdict(sampled_metrics.claims(table), claim) == "partly"
+
+
+def test_theorem_verdict_fails_when_a_dominating_pair_flips():
+    from itemsampling.studies.verdicts import sampling_theorem
+
+    claim = "Theorem 2.1"
+    assert _verdict(sampling_theorem.claims(_reader("02_sampling_theorem")), claim) == "reproduced"
+
+    def one_flip(pairs):
+        first = pairs.index[(pairs["hr_relation"] != "cross") & (pairs["protocol"] == "all")][0]
+        return pairs.assign(expected_order_kept=pairs["expected_order_kept"].where(pairs.index != first, False))
+
+    table = _reader("02_sampling_theorem", theorem_pairs=one_flip)
+    assert _verdict(sampling_theorem.claims(table), claim) == "not reproduced"
+
+
+def test_mapping_verdicts_follow_the_errors_and_the_parameters():
+    from itemsampling.studies.mapping_functions import PAPER_DATASETS
+    from itemsampling.studies.verdicts import mapping_functions
+
+    def linear_best(errors):
+        return errors.assign(value=errors["value"].where(errors["mapping"] != "linear", 0.0))
+
+    table = _reader("03_mapping_functions", mapping_errors=linear_best)
+    rows = mapping_functions.claims(table)
+    assert _verdict(rows, "The linear mapping is the worst") == "not reproduced"
+    assert _verdict(rows, "Beta@P has the smallest") == "not reproduced"
+
+    paper = paper_table("li2020kdd_table2")
+
+    def as_paper(beta):
+        key = beta["dataset"].map(PAPER_DATASETS) + "/" + beta["model"]
+        printed = dict(zip(paper["paper_dataset"] + "/" + paper["model"], paper["paper_a"], strict=True))
+        return beta.assign(a=key.map(printed).fillna(beta["a"]))
+
+    rows = mapping_functions.claims(_reader("03_mapping_functions", beta_parameters=as_paper))
+    for protocol in ("all", "unseen"):
+        assert _verdict(rows, f"Beta@P parameters a of eq. 19 (n = 100), read as protocol `{protocol}`") == "reproduced"
