@@ -270,7 +270,7 @@ def paper_gaps(datasets: Sequence[str] | None = None) -> pd.DataFrame:
     if datasets is not None:
         paper = paper[paper["dataset"].isin(list(datasets))]
     wide = paper.pivot_table(index=["dataset", "model", "metric", "k"], columns="method", values="paper_percent",
-                             aggfunc="first")
+                             aggfunc="first").reindex(columns=["exact", "mle", "wmle"])
     out = ((wide["wmle"] - wide["mle"]) / wide["exact"]).rename("paper_gap").reset_index()
     return out.assign(k=out["k"].astype(np.int64))
 
