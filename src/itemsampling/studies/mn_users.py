@@ -13,11 +13,10 @@ K = 1..``max_k``, of MN under both scopes and of estimators without M.
 
 Why the whole M: the number of groups is an approximation of per-user kernels, not part of the
 estimator. As the groups get finer (one per distinct N_u) each M_g shrinks to a few users, and
-MN with M_g weighs its variance term ever more and tends to its prior. With the configured
-parameters MN_MES with M_g moves by up to about 5 sd between 1 and 20 groups, with the whole M
-and the estimators without M by at most about 0.3 sd, and the average relative error favours
-neither scope (notebook 04, section "MN's M"); the package keeps ``group`` as its default (the
-committed runs use it) and offers ``total``.
+MN with M_g weighs its variance term ever more and tends to its prior. Notebook 04 (section
+"MN's M") measures how far each scope moves with the number of groups, in standard deviations
+over the repeats, and their average relative errors; the package keeps ``group`` as its default
+(the committed runs use it) and offers ``total``.
 
 Configuration: ``repeats``, ``sample_size`` and ``mn`` of section ``estimator_checks`` of
 ``config/config.yaml``, with the models of ``estimator_accuracy``.
