@@ -151,3 +151,22 @@ def test_the_committed_tables_give_one_valid_row_per_claim():
     assert rows and all(isinstance(r, Claim) and r.verdict in VERDICTS for r in rows)
     assert len({(r.paper, r.claim, r.dataset) for r in rows}) == len(rows)
     assert all(np.all([s.strip() for s in (r.claim, r.reason)]) for r in rows)
+
+
+def _levels(scale: float) -> pd.DataFrame:
+    """metric_levels whose E[SHR@1] is ``scale`` times KDD'20's under its protocol (and the same under the other)."""
+    from itemsampling.studies.estimator_accuracy import li2020kdd_hit_ratios
+
+    hits = li2020kdd_hit_ratios(paper_table("li2020kdd_table3"), paper_table("li2020kdd_table5"))
+    hits = hits[hits["dataset"].isin(["ml-1m", "citeulike-a"])]
+    return pd.DataFrame([{"dataset": h.dataset, "model": h.model, "protocol": p, "scheme": "binomial",
+                          "sample_size": 100, "k": 10, "users": 100, "n_items": 3000, "exact_recall": 0.05,
+                          "sampled_hit_ratio": scale * h.paper_hit_ratio}
+                         for h in hits.itertuples() for p in ("all", "unseen")])
+
+
+def test_kdd20_hit_ratios():
+    assert v.kdd20_hit_ratios(_levels(1.05)).verdict == "reproduced"
+    assert v.kdd20_hit_ratios(_levels(2.0)).verdict == "not reproduced"
+    other = _levels(1.0)
+    assert v.kdd20_hit_ratios(other.assign(dataset="x-" + other["dataset"])).verdict == "not testable here"

@@ -692,7 +692,8 @@ def level_comparison(levels: pd.DataFrame, paper_at_k: pd.DataFrame, paper_hit_r
     exact = paper_at_k[(paper_at_k["method"] == "exact") & (paper_at_k["metric"] == "recall")]
     same = wide[wide["dataset"].isin(SAME_DATA)]
     out = paper_merge(same, exact[["dataset", "model", "k", "paper_percent"]], ["dataset", "model", "k"],
-                      scope={"dataset": sorted(set(same["dataset"])), "k": sorted(set(same["k"]))})
+                      scope={"dataset": sorted(set(same["dataset"])), "model": sorted(set(same["model"])),
+                             "k": sorted(set(same["k"]))})
     out = out.assign(paper_exact=out["paper_percent"] / 100)
     out["paper_min_hit_ratio"] = min_sampled_hit_ratio(out["paper_exact"], out["k"], out["n_items_all"],
                                                        out["sample_size"])
