@@ -93,6 +93,8 @@ def check_config(cfg):
                 )
     live = LIVE_STUDY.study_config(cfg)
     check_sample_sizes("adaptive_sampling.live", LIVE_STUDY, live)
+    for name in ("wmle_readings", "mn_users"):
+        check_sample_sizes(f"estimator_checks ({name})", load_study(name), load_study(name).study_config(cfg))
     untrained = sorted(set(live["models"]) - set(cfg["train"].get(live["dataset"], [])))
     if untrained:
         raise ValueError(
@@ -159,6 +161,10 @@ DATA_NOTEBOOK = next(nb for nb, spec in NOTEBOOKS.items() if "datasets" in spec.
 LIVE_TABLES = ["live_evaluation", "live_times"]
 LIVE_NOTEBOOK = next(nb for nb, spec in NOTEBOOKS.items() if set(LIVE_TABLES) <= set(spec.get("inputs", [])))
 LIVE = LIVE_STUDY.study_config(config)
+#: the checks of notebook 04, studies without chunks whose one table each (named after the study and
+#: its rule) is an input of a notebook
+CHECKS = ["wmle_readings", "mn_users"]
+CHECKS_NOTEBOOK = next(nb for nb, spec in NOTEBOOKS.items() if set(CHECKS) <= set(spec.get("inputs", [])))
 PAIRS = sorted((d, m) for d, models in config["train"].items() for m in models)
 
 
