@@ -7,7 +7,13 @@ Tables (from the ``train.json`` and global ranks that ``itemsampling train`` wri
 * ``exact_metrics``: Recall, NDCG and AP at K = 1..``max_k`` of every (dataset, model,
   protocol) — the targets every sampled estimate tries to recover;
 * ``rank_histogram``: the fraction of test users whose held-out item has its global rank in
-  each of about 25 logarithmic buckets (as in Krichene & Rendle's Fig. 5).
+  each of about 25 logarithmic buckets (as in Krichene & Rendle's Fig. 5);
+* ``bottom_ranks``: the share of test users whose held-out item ranks in the bottom
+  ``bottom_fraction`` of its candidates, over all users and (with ``item_context``) by the
+  popularity quantile of the held-out item and by whether it co-occurs with a training item of
+  the user (:func:`itemsampling.rank_tails.bottom_shares`). ``item_context`` loads each dataset
+  (as the live evaluation does, without listing its files as inputs: they are checked as they
+  are loaded).
 
 ``datasets`` (the dataset summary) is written by ``itemsampling data stats``.
 """
@@ -22,16 +28,18 @@ import numpy as np
 import pandas as pd
 
 from ..metrics import global_metrics
+from ..rank_tails import bottom_shares, held_out_context
 from .tables import ranks_path, read_ranks
 
 __all__ = ["METRICS", "TABLES", "inputs", "study_config", "study_tables"]
 
 METRICS = ("recall", "ndcg", "ap")
-TABLES = ("training", "training_times", "exact_metrics", "rank_histogram")
+TABLES = ("training", "training_times", "exact_metrics", "rank_histogram", "bottom_ranks")
 
 
 def study_config(config: Mapping) -> dict:
-    """The parameters of this study: ``datasets`` (dataset -> models), ``protocols``, ``max_k``."""
+    """The parameters of this study: ``datasets`` (dataset -> models), ``protocols``, ``max_k``,
+    ``bottom_fraction``, ``popularity_groups`` and ``item_context``."""
     return {"datasets": {d: list(m) for d, m in config["train"].items()}, **config["data_and_models"]}
 
 
@@ -52,8 +60,9 @@ def chunks(config: Mapping) -> list[dict]:
 
 def study_tables(config: Mapping, seed: int, runs: pd.DataFrame | None, root: str | Path = ".") -> dict[str, pd.DataFrame]:
     """All tables of notebook 00 (see the module docstring)."""
-    rows, exact, histograms = [], [], []
+    rows, exact, histograms, bottoms = [], [], [], []
     for dataset, models in config["datasets"].items():
+        context = _context(dataset) if config.get("item_context", True) else None
         for model in models:
             info = json.loads(ranks_path(dataset, model, "unseen", root).with_name("train.json").read_text())
             rows.append({
@@ -68,17 +77,31 @@ def study_tables(config: Mapping, seed: int, runs: pd.DataFrame | None, root: st
                 table = global_metrics(R, N, METRICS, range(1, config["max_k"] + 1))
                 exact.append(table.assign(dataset=dataset, model=model, protocol=protocol))
                 histograms.append(_histogram(R, N).assign(dataset=dataset, model=model, protocol=protocol))
+                bottoms.append(bottom_shares(ranks, context, fraction=config.get("bottom_fraction", 0.2),
+                                             popularity_groups=config.get("popularity_groups", 4))
+                               .assign(dataset=dataset, model=model, protocol=protocol))
     training = pd.DataFrame(rows)
     times = ["fit_seconds", "rank_seconds"]
     keys = ["dataset", "model", "protocol"]
     exact = pd.concat(exact, ignore_index=True)
     histogram = pd.concat(histograms, ignore_index=True)
+    bottom = pd.concat(bottoms, ignore_index=True)
     return {
         "training": training.drop(columns=times),
         "training_times": training[["dataset", "model", *times]],
         "exact_metrics": exact[[*keys, *[c for c in exact.columns if c not in keys]]],
         "rank_histogram": histogram[[*keys, *[c for c in histogram.columns if c not in keys]]],
+        "bottom_ranks": bottom[[*keys, *[c for c in bottom.columns if c not in keys]]],
     }
+
+
+def _context(dataset: str) -> pd.DataFrame:
+    """:func:`~itemsampling.rank_tails.held_out_context` of every test user of a registered dataset."""
+    from ..data import load_dataset
+
+    data = load_dataset(dataset)
+    users = data.test_users
+    return held_out_context(data.train, users, data.test_items[users])
 
 
 def _histogram(R: np.ndarray, N: np.ndarray, buckets: int = 25) -> pd.DataFrame:

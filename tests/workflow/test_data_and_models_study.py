@@ -1,0 +1,55 @@
+"""Notebook 00's study: the bottom_ranks table, with and without the held-out items' context, and
+its (empty) verdict rows."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from itemsampling.data import load_dataset
+from itemsampling.rank_tails import held_out_context, in_bottom
+from itemsampling.studies import data_and_models
+from itemsampling.studies.tables import read_ranks
+from itemsampling.studies.verdicts import COLUMNS, verdict_table
+
+
+def test_bottom_ranks_without_context_has_one_row_per_ranks_file(tiny_results):
+    config = {"datasets": {"tiny": ["m1", "m2"]}, "protocols": ["unseen", "all"], "max_k": 5,
+              "bottom_fraction": 0.2, "popularity_groups": 4, "item_context": False}
+    tables = data_and_models.study_tables(config, 0, None, tiny_results)
+    assert set(tables) == set(data_and_models.TABLES)
+    bottom = tables["bottom_ranks"]
+    assert len(bottom) == 4 and set(bottom["split"]) == {"all"}
+    for row in bottom.itertuples():
+        ranks = read_ranks("tiny", row.model, row.protocol, tiny_results)
+        assert row.bottom_share == pytest.approx(in_bottom(ranks["rank"], ranks["n_candidates"]).mean())
+        assert row.users == len(ranks)
+
+
+@pytest.mark.slow
+def test_bottom_ranks_with_context_splits_the_users_of_each_model(tmp_path, train_synthetic):
+    train_synthetic(tmp_path, ["popularity", "ease"])
+    config = {"datasets": {"synthetic": ["popularity", "ease"]}, "protocols": ["all"], "max_k": 5,
+              "bottom_fraction": 0.2, "popularity_groups": 4, "item_context": True}
+    bottom = data_and_models.study_tables(config, 0, None, tmp_path)["bottom_ranks"]
+    data = load_dataset("synthetic")
+    context = held_out_context(data.train, data.test_users, data.test_items[data.test_users])
+    for model, rows in bottom.groupby("model"):
+        rows = rows.set_index(["split", "group"])
+        users = rows.loc[("all", "all"), "users"]
+        assert users == len(context)
+        popularity = rows.loc["popularity"]
+        assert popularity["users"].sum() == users and len(popularity) >= 2
+        assert (np.diff(popularity["item_users_min"]) > 0).all()  # Q1 holds the least popular items
+        cooccurrence = rows.loc["cooccurrence"]
+        assert cooccurrence.loc["none", "users"] == int((context["cooccurrences"] == 0).sum())
+        assert cooccurrence["users"].sum() == users
+        ranks = read_ranks("synthetic", model, "all", tmp_path).merge(context, on=["user", "item"])
+        none = ranks[ranks["cooccurrences"] == 0]
+        expected = in_bottom(none["rank"], none["n_candidates"]).mean() if len(none) else np.nan
+        assert cooccurrence.loc["none", "bottom_share"] == pytest.approx(expected, nan_ok=True)
+
+
+def test_notebook_00_tests_no_claim_of_the_papers(tmp_path):
+    frame = verdict_table({"00_data_and_models": "data_and_models"}, tmp_path)
+    assert list(frame.columns) == list(COLUMNS) and frame.empty
