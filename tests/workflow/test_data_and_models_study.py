@@ -4,6 +4,7 @@ its (empty) verdict rows."""
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from itemsampling.data import load_dataset
@@ -53,3 +54,20 @@ def test_bottom_ranks_with_context_splits_the_users_of_each_model(tmp_path, trai
 def test_notebook_00_tests_no_claim_of_the_papers(tmp_path):
     frame = verdict_table({"00_data_and_models": "data_and_models"}, tmp_path)
     assert list(frame.columns) == list(COLUMNS) and frame.empty
+
+
+def test_the_sinking_note_names_the_model_and_shares_of_the_dataset():
+    from itemsampling.studies.data_and_models import sinking_note
+
+    rows = []
+    for dataset, none_users in (("a", 40), ("b", 2)):
+        for model, shares in (("m1", (0.30, 0.80)), ("m2", (0.05, 0.10))):
+            rows += [{"dataset": dataset, "model": model, "protocol": "unseen", "split": "all", "group": "all",
+                      "users": 100, "bottom_share": shares[0]},
+                     {"dataset": dataset, "model": model, "protocol": "unseen", "split": "cooccurrence",
+                      "group": "none", "users": none_users, "bottom_share": shares[1]}]
+    note = sinking_note(pd.DataFrame(rows), "a")
+    assert note.startswith("On a 40.0% of the held-out items share no user")
+    assert "(at most 2.0% on the other datasets); m1 ranks 80.0% of those" in note
+    assert "(30.0% of all its held-out items" in note
+    assert sinking_note(pd.DataFrame(rows), "c") == ""

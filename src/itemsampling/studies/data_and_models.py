@@ -31,7 +31,7 @@ from ..metrics import global_metrics
 from ..rank_tails import bottom_shares, held_out_context
 from .tables import ranks_path, read_ranks
 
-__all__ = ["METRICS", "TABLES", "inputs", "study_config", "study_tables"]
+__all__ = ["METRICS", "TABLES", "inputs", "sinking_note", "study_config", "study_tables"]
 
 METRICS = ("recall", "ndcg", "ap")
 TABLES = ("training", "training_times", "exact_metrics", "rank_histogram", "bottom_ranks")
@@ -108,3 +108,25 @@ def _histogram(R: np.ndarray, N: np.ndarray, buckets: int = 25) -> pd.DataFrame:
     edges = np.unique(np.geomspace(1, int(N.max()) + 1, buckets).astype(int))
     counts, _ = np.histogram(R, bins=edges)
     return pd.DataFrame({"rank_from": edges[:-1], "rank_to": edges[1:], "fraction": counts / counts.sum()})
+
+
+def sinking_note(bottom: pd.DataFrame, dataset: str) -> str:
+    """One sentence, for any notebook that reads ``dataset``'s results, on the model whose held-out
+    items sink most there, from notebook 00's ``bottom_ranks`` table (first protocol listed).
+
+    Empty when the table has no co-occurrence split for ``dataset``.
+    """
+    view = bottom[bottom["protocol"] == bottom["protocol"].iloc[0]]
+    split = view[(view["split"] == "cooccurrence") & (view["group"] == "none")]
+    everyone = view[(view["split"] == "all")].set_index(["dataset", "model"])
+    if dataset not in set(split["dataset"]):
+        return ""
+    users = split.drop_duplicates("dataset").set_index("dataset")["users"] / everyone.groupby(level="dataset")["users"].first()
+    share = everyone.loc[dataset, "bottom_share"]
+    model = share.idxmax()
+    none = split[(split["dataset"] == dataset)].set_index("model")["bottom_share"]
+    return (f"On {dataset} {users[dataset]:.1%} of the held-out items share no user with any training item of their "
+            f"user (at most {users.drop(dataset).max():.1%} on the other datasets); {model} ranks "
+            f"{none[model]:.1%} of those in the bottom of the candidates ({share[model]:.1%} of all its held-out "
+            "items; notebook 00, `bottom_ranks`). Its bimodal rank distribution there is a property of the model on "
+            "this sparse data, not of sampling or of the estimators.")
