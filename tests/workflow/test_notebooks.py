@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from pathlib import Path
 
@@ -10,8 +11,9 @@ import pytest
 import yaml
 
 from itemsampling.commands.study import load_study
-from itemsampling.studies import live_evaluation
+from itemsampling.studies import adaptive_sensitivity, live_evaluation
 from itemsampling.studies.tables import find_root, read_table, write_table
+from itemsampling.studies.verdicts import VERDICTS_PATH, verdict_table
 
 REPO = Path(__file__).resolve().parents[2]
 NOTEBOOKS = yaml.safe_load((REPO / "workflow" / "notebooks.yaml").read_text())
@@ -60,6 +62,12 @@ def test_notebook_runs_on_tiny_tables_and_shows_every_figure(name, tiny_results,
         train_synthetic(tiny_results, live["models"])
         for table, frame in live_evaluation.study_tables(live, 0, None, tiny_results).items():
             write_table(frame, tiny_results / "results" / "tables" / name / f"{table}.csv")
+    if "rank_shape" in spec.get("inputs", []):  # rule adaptive_sensitivity
+        sensitivity = adaptive_sensitivity.study_config({"adaptive_sampling": config})
+        for table, frame in adaptive_sensitivity.study_tables(sensitivity, 0, None, tiny_results).items():
+            write_table(frame, tiny_results / "results" / "tables" / name / f"{table}.csv")
+    if importlib.util.find_spec(f"itemsampling.studies.verdicts.{spec['study']}"):  # rule verdicts, this notebook's rows
+        write_table(verdict_table({name: spec["study"]}, tiny_results), tiny_results / VERDICTS_PATH)
     assert all((tiny_results / "results" / "tables" / name / f"{table}.csv").is_file() for table in spec.get("inputs", []))
     (tiny_results / "Snakefile").touch()  # marks the root that the notebook looks for by default
     (tiny_results / "notebooks").mkdir()
