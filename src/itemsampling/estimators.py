@@ -35,6 +35,9 @@ Options (keyword arguments; each method accepts only those it uses, see
 - ``gamma``: BV variance weight γ >= 0 (default 0.01).
 - ``prior``: an (N,) prior P(R) for ``cls``, ``bv`` and ``mn`` (default uniform).
 - ``n_users``: MN's number of users M (default: the number of sampled ranks).
+- ``m_scope``: with per-user candidates, the M of each group's MN operator: ``"group"``
+  (default: the group's own number of users M_g, its share of ``n_users`` when given) or
+  ``"total"`` (every group's operator with the whole M; see :func:`estimate`).
 - ``eta``, ``eta_scale``: MES entropy weight η (default 0.001) and its scale, ``"paper"`` (η as
   in AAAI'21 eq. 26) or ``"code"`` (η/n, as the AAAI'23 code's n-times squared error amounts to).
 - ``weight``, ``c``: WMLE weight w(r) = M(r/C), ``"ndcg"`` or ``"ap"``, C = 10.
@@ -83,6 +86,7 @@ from .metrics import canonical_metric, rank_weight
 
 __all__ = [
     "METHODS",
+    "M_SCOPES",
     "RANK_DISTRIBUTION_METHODS",
     "Estimator",
     "ImpossibleEstimateWarning",
@@ -115,16 +119,18 @@ _OPTIONS = {
     "rank_estimate": (),
     "cls": ("prior",),
     "bv": ("gamma", "prior"),
-    "mn": ("n_users", "prior"),
+    "mn": ("n_users", "m_scope", "prior"),
     "mle": _MLE,
     "wmle": ("weight", "c", *_MLE),
     "mes": _MES,
     "bv_mle": ("gamma", *_MLE),
     "bv_mes": ("gamma", *_MES),
-    "mn_mle": ("n_users", *_MLE),
-    "mn_mes": ("n_users", *_MES),
+    "mn_mle": ("n_users", "m_scope", *_MLE),
+    "mn_mes": ("n_users", "m_scope", *_MES),
     "adaptive_mle": _MLE,
 }
+#: MN's M with per-user candidates: each group's own M_g (the default) or the whole M
+M_SCOPES = ("group", "total")
 #: options every method accepts; they describe the sampling, not the estimator
 _COMMON = ("scheme", "n_groups")
 #: methods that define an estimate of the rank distribution P(R)
@@ -249,8 +255,14 @@ def estimate(
     :mod:`itemsampling.candidates`): the rank-distribution methods use each group's kernel
     P(r | R; n, N_g) (zero for R > N_g) in one likelihood (MES: the user-averaged kernel),
     and the corrections (rank estimate, CLS, BV, MN) are computed per group and averaged with
-    the groups' user shares. MN uses each group's number of users as its M. An array of equal
-    values gives exactly the result of the scalar.
+    the groups' user shares. MN uses each group's number of users M_g as its M by default
+    (``m_scope="group"``); ``m_scope="total"`` gives every group's operator the whole M. The
+    second minimises the bound of AAAI'23 eq. 10 for the average over all users: that average
+    is Σ_g (M_g/M) θ̂_g, its variance (1/M) Σ_g (M_g/M) V̄_g (V̄_g: the mean variance of a
+    group-g user), and by Jensen its squared bias is at most Σ_g (M_g/M) b_g², so the MSE is at
+    most Σ_g (M_g/M) (b_g² + V̄_g/M): group by group, MN with M. With M_g the variance term of
+    each group weighs M/M_g times more, so the estimate moves with the number of groups. An
+    array of equal values gives exactly the result of the scalar.
 
     Parameters
     ----------
@@ -489,8 +501,9 @@ class _Batch:
             key = (family, n_g, n, self.scheme, _freeze(opts), _digest(prior))
             gram_key = None
         if family == "mn":
-            users = int(self.groups.n_users[g])
-            if "n_users" in opts:  # the given M, shared out in proportion to the groups' users
+            scope = check_choice("m_scope", opts.pop("m_scope", "group"), M_SCOPES)
+            users = int(self.groups.n_users[g]) if scope == "group" else self.ranks.size
+            if "n_users" in opts:  # the given M (shared out in proportion to the groups' users)
                 given = check_positive_integer("n_users (the number of test users M)", opts.pop("n_users"))
                 users = max(1, round(given * users / self.ranks.size))
             opts["n_users"] = users

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from itemsampling.data import files as files_module
 from itemsampling.data import load_dataset
-from itemsampling.data import registry as registry_module
 from itemsampling.data.loaders import LOADERS
 from itemsampling.data.registry import (
     REGISTRY_PATH,
@@ -127,7 +127,7 @@ def test_checksums_are_computed_once_per_path_mtime_and_size(tiny, monkeypatch):
     registry = tiny.build(ONE, {("toy", "f"): b"x\n"})
     calls = []
     real_sha256 = hashlib.sha256
-    monkeypatch.setattr(registry_module.hashlib, "sha256", lambda *a: calls.append(1) or real_sha256(*a))
+    monkeypatch.setattr(files_module.hashlib, "sha256", lambda *a: calls.append(1) or real_sha256(*a))
     registry.resolve("toy")
     registry.resolve("toy")
     assert len(calls) == 1

@@ -43,14 +43,27 @@ def test_rules_that_ask_for_more_than_the_largest_node_are_lowered_to_it():
     assert asked == {"train_and_rank": {"mem_mb": 24000, "cpus_per_task": 4},
                      "verify_data": {"mem_mb": 2000, "cpus_per_task": 1},
                      "study_chunk": {"mem_mb": 4000, "cpus_per_task": 1}}
-    options, notes = fit.fitted(asked, 2, 22057)
+    options, notes, problems = fit.fitted(asked, 2, 32000)
     assert options == ["--set-threads", "train_and_rank=2",
-                       "--set-resources", "train_and_rank:cpus_per_task=2", "train_and_rank:mem_mb=22057"]
-    assert notes == ["train_and_rank asks for 4 CPUs and 24000 MB; the largest node has 2 CPUs and 22057 MB: "
-                     "it gets 2 CPUs and 22057 MB"]
-    assert fit.fitted(asked, 64, 512000) == ([], [])
+                       "--set-resources", "train_and_rank:cpus_per_task=2", "train_and_rank:mem_mb=24000"]
+    assert notes == ["train_and_rank asks for 4 CPUs and 24000 MB; the largest node has 2 CPUs and 32000 MB: "
+                     "it gets 2 CPUs and 24000 MB"]
+    assert problems == []
+    assert fit.fitted(asked, 64, 512000) == ([], [], [])
     with pytest.raises(ValueError, match="no node"):
         fit.largest_node("\n")
+
+
+def test_a_rule_that_needs_more_memory_than_any_node_is_an_error_before_submission():
+    fit = _fit()
+    options, notes, problems = fit.fitted(fit.requests(DRY_RUN), 2, 22057)
+    assert options == [] and notes == []
+    assert len(problems) == 1 and problems[0].startswith(
+        "train_and_rank asks for 24000 MB, more than the largest node's 22057 MB: it cannot run on this cluster")
+    options, notes, problems = fit.fitted(fit.requests(DRY_RUN), 2, 22057, lower_memory=True)
+    assert options == ["--set-threads", "train_and_rank=2",
+                       "--set-resources", "train_and_rank:cpus_per_task=2", "train_and_rank:mem_mb=22057"]
+    assert problems == [] and "it gets 2 CPUs and 22057 MB" in notes[0]
 
 
 def _smoke(folder, *extra):

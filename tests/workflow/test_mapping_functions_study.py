@@ -17,7 +17,7 @@ from itemsampling.studies.paper import paper_table
 from itemsampling.studies.tables import read_ranks
 
 CONFIG = {"datasets": ["tiny"], "models": ["m1", "m2"], "protocols": ["all", "unseen"], "scheme": "binomial",
-          "sample_size": 20, "ks": [1, 2, 5, 10], "mappings": ["linear", "bound", "beta@1", "beta@0.5", "beta@P"],
+          "sample_size": 20, "beta_draws": 4, "ks": [1, 2, 5, 10], "mappings": ["linear", "bound", "beta@1", "beta@0.5", "beta@P"],
           "curve_mappings": ["linear", "bound", "beta@0.5"], "winner_mappings": ["linear", "beta@0.5"],
           "relative_parameters": [0.2, 0.8], "nearby_parameters": [0.26, 0.34], "reference_parameter": 0.3,
           "focus": {"dataset": "tiny", "model": "m1", "sample_sizes": [20, 50]},
@@ -70,11 +70,27 @@ def test_chunk_holds_the_engines_draw_and_its_exact_expectation(tiny_results, mo
 
 def test_beta_parameters_refit_from_the_draw(tiny_results, tables):
     beta = tables["beta_parameters"]
-    assert list(beta.columns) == ["dataset", "model", "protocol", "scheme", "sample_size", "a"]
+    assert list(beta.columns) == ["dataset", "model", "protocol", "scheme", "sample_size", "a", "draws", "a_mean",
+                                  "a_sd", "a_min", "a_max"]
     assert len(beta) == 4
     for row in beta.itertuples():
         _, N, r = _draw(tiny_results, row.model, row.protocol, row.scheme, row.sample_size)
         assert row.a == pytest.approx(fit_beta(r, N, row.sample_size), rel=1e-12)
+        assert row.draws == CONFIG["beta_draws"]
+        assert row.a_min <= row.a <= row.a_max and row.a_min <= row.a_mean <= row.a_max
+        assert row.a_sd > 0  # independent draws of a few hundred users give different fits
+
+
+def test_beta_spread_refits_independent_draws(tiny_results):
+    """Draw j of the spread is the engine's repeat j, drawn here independently of the study."""
+    ranks = read_ranks("tiny", "m2", "all", tiny_results)
+    R, N = ranks["rank"].to_numpy(), ranks["n_candidates"].to_numpy()
+    key = ("tiny", "m2", "all", "binomial", 20)
+    fits = mf.beta_draws(R, N, key, 3, 4)
+    for j, a in enumerate(fits):
+        rng = np.random.default_rng(derive_seed(3, *key, j))
+        assert a == pytest.approx(fit_beta(sample_ranks(R, N, 20, rng=rng, scheme="binomial"), N, 20), rel=1e-12)
+    assert len(set(fits)) == 4
 
 
 def test_mapping_errors_recomputed_in_integer_arithmetic(tiny_results, tables):

@@ -6,12 +6,13 @@ import importlib.util
 import json
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 import yaml
 
 from itemsampling.commands.study import load_study
-from itemsampling.studies import adaptive_sensitivity, live_evaluation
+from itemsampling.studies import adaptive_sensitivity, live_evaluation, mn_users, wmle_readings
 from itemsampling.studies.tables import find_root, read_table, write_table
 from itemsampling.studies.verdicts import VERDICTS_PATH, verdict_table
 
@@ -66,9 +67,13 @@ def test_notebook_runs_on_tiny_tables_and_shows_every_figure(name, tiny_results,
         sensitivity = adaptive_sensitivity.study_config({"adaptive_sampling": config})
         for table, frame in adaptive_sensitivity.study_tables(sensitivity, 0, None, tiny_results).items():
             write_table(frame, tiny_results / "results" / "tables" / name / f"{table}.csv")
-    if importlib.util.find_spec(f"itemsampling.studies.verdicts.{spec['study']}"):  # rule verdicts, this notebook's rows
-        write_table(verdict_table({name: spec["study"]}, tiny_results), tiny_results / VERDICTS_PATH)
+    if {"wmle_readings", "mn_users"} <= set(spec.get("inputs", [])):  # rules wmle_readings and mn_users
+        for table, frame in _tiny_checks(tiny_results, config).items():
+            write_table(frame, tiny_results / "results" / "tables" / name / f"{table}.csv")
     assert all((tiny_results / "results" / "tables" / name / f"{table}.csv").is_file() for table in spec.get("inputs", []))
+    if importlib.util.find_spec(f"itemsampling.studies.verdicts.{spec['study']}"):  # the notebook ends with its verdicts
+        verdicts = verdict_table({name: spec["study"]}, tiny_results)
+        write_table(verdicts, tiny_results / VERDICTS_PATH)
     (tiny_results / "Snakefile").touch()  # marks the root that the notebook looks for by default
     (tiny_results / "notebooks").mkdir()
     out = tiny_results / f"{name}.ipynb"
@@ -87,6 +92,23 @@ def test_notebook_runs_on_tiny_tables_and_shows_every_figure(name, tiny_results,
             else [figure["name"]]
         for stem in stems:
             assert (tiny_results / "figures" / name / f"{stem}.pdf").exists(), stem
+
+
+def _tiny_checks(root: Path, config: dict) -> dict:
+    """The tables of rules wmle_readings (on ranks with one N for all users, written here) and
+    mn_users (per-user N_u of the tiny ranks) for the tiny run of notebook 04."""
+    rng = np.random.default_rng(0)
+    for model in config["models"].values():
+        out = root / "results" / "ranks" / "tiny_n" / model
+        out.mkdir(parents=True)
+        pd.DataFrame({"user": np.arange(300), "item": 0, "rank": np.minimum(400, rng.geometric(0.03, 300)),
+                      "n_candidates": 400}).to_parquet(out / "all.parquet")
+    common = {"repeats": 2, "sample_size": 20, "models": config["models"]}
+    wmle = {**common, "datasets": ["tiny_n"], "sources": ["ranks", "simulated_ours"], "k": 5, "c": 10,
+            "readings": ["mle", "as_printed", "ceil", "weight_sum", "converged"], "converged_steps": 50}
+    mn = {**common, "datasets": config["datasets"], "protocol": "unseen", "n_item_groups": [1, 2], "k": 5,
+          "max_k": config["max_k"], "estimators": ["mle", "mn_mle", "mn_mle_total", "mn_mes", "mn_mes_total"]}
+    return {**wmle_readings.study_tables(wmle, 0, None, root), **mn_users.study_tables(mn, 0, None, root)}
 
 
 @pytest.mark.slow

@@ -3,14 +3,19 @@
 A rule that asks for more CPUs or memory than any node has stays pending for ever
 (``Reason=PartitionConfig``) while Snakemake waits in silence. This script asks SLURM for its
 largest node (``sinfo``) and Snakemake for what every job of the run would request (a dry run
-with the same arguments), and prints the options that lower each rule that asks for too much to
-that node, each named on standard error. On a cluster without an accounting database (``sacct``
-refuses), it adds the options that make the executor use ``squeue`` and not guess an account.
+with the same arguments), and prints the options that lower each rule asking for more CPUs than
+that node has, each named on standard error: fewer threads only make a job slower. Memory is
+another matter: a job given less than it needs fails at run time, after it has waited in the
+queue. A rule that asks for more memory than the largest node has is therefore an error before
+anything is submitted (exit status 3, naming the rule), unless ``--lower-memory`` says to lower it
+to the node anyway (for rules known to need less than they ask). On a cluster without an
+accounting database (``sacct`` refuses), it adds the options that make the executor use
+``squeue`` and not guess an account.
 
     snakemake --profile profiles/slurm $(python workflow/cluster/fit_resources.py --profile profiles/slurm)
 
-Every argument is passed on to the dry run (``--configfile``, ``--directory``, targets ...).
-Exit status 2 with a message when SLURM does not answer.
+Every other argument is passed on to the dry run (``--configfile``, ``--directory``, targets ...).
+Exit status 2 with a message when SLURM or the dry run does not answer.
 """
 
 from __future__ import annotations
@@ -48,12 +53,22 @@ def requests(dry_run_output: str) -> dict[str, dict[str, int]]:
     return out
 
 
-def fitted(asked: dict[str, dict[str, int]], cpus: int, memory: int) -> tuple[list[str], list[str]]:
-    """Snakemake options that lower every rule to a node of ``cpus`` CPUs and ``memory`` MB, and
-    one line per lowered rule saying what it asked for and what it gets."""
-    threads, resources, notes = [], [], []
+def fitted(asked: dict[str, dict[str, int]], cpus: int, memory: int,
+           lower_memory: bool = False) -> tuple[list[str], list[str], list[str]]:
+    """Snakemake options that fit every rule to a node of ``cpus`` CPUs and ``memory`` MB.
+
+    Returns the options, one note per lowered rule (what it asked for, what it gets) and one
+    problem per rule that asks for more memory than the node has, unless ``lower_memory`` (then
+    it is lowered like the CPUs, with a note).
+    """
+    threads, resources, notes, problems = [], [], [], []
     for rule, wanted in sorted(asked.items()):
         c, m = wanted.get("cpus_per_task", 1), wanted.get("mem_mb", 0)
+        if m > memory and not lower_memory:
+            problems.append(f"{rule} asks for {m} MB, more than the largest node's {memory} MB: it cannot run on "
+                            f"this cluster. If it needs less, give it less (--set-resources {rule}:mem_mb=...), "
+                            "or pass --lower-memory to lower every such rule to the node")
+            continue
         if c <= cpus and m <= memory:
             continue
         got_c, got_m = min(c, cpus), min(m, memory)
@@ -62,7 +77,7 @@ def fitted(asked: dict[str, dict[str, int]], cpus: int, memory: int) -> tuple[li
         notes.append(f"{rule} asks for {c} CPUs and {m} MB; the largest node has {cpus} CPUs and {memory} MB: "
                      f"it gets {got_c} CPUs and {got_m} MB")
     options = (["--set-threads", *threads] if threads else []) + (["--set-resources", *resources] if resources else [])
-    return options, notes
+    return options, notes, problems
 
 
 def _run(command: list[str]) -> subprocess.CompletedProcess:
@@ -70,6 +85,8 @@ def _run(command: list[str]) -> subprocess.CompletedProcess:
 
 
 def main(argv: list[str]) -> int:
+    lower_memory = "--lower-memory" in argv
+    argv = [arg for arg in argv if arg != "--lower-memory"]
     try:
         sinfo = _run(["sinfo", "-h", "-o", "%c %m"])
     except FileNotFoundError:
@@ -83,9 +100,13 @@ def main(argv: list[str]) -> int:
     if dry.returncode != 0:
         print(f"fit_resources.py: the dry run failed:\n{dry.stdout[-2000:]}{dry.stderr[-2000:]}", file=sys.stderr)
         return 2
-    options, notes = fitted(requests(dry.stdout), cpus, memory)
+    options, notes, problems = fitted(requests(dry.stdout), cpus, memory, lower_memory)
     for note in notes:
         print(f"fit_resources.py: {note}", file=sys.stderr)
+    if problems:
+        for problem in problems:
+            print(f"fit_resources.py: error: {problem}", file=sys.stderr)
+        return 3
     if _run(["sacct", "-n", "-X", "-S", "now"]).returncode != 0:
         print("fit_resources.py: no accounting database (sacct refuses): job status from squeue, no account",
               file=sys.stderr)

@@ -19,7 +19,7 @@ from itemsampling.models.registry import check_hyperparameters
 from itemsampling.ranks import PROTOCOLS
 from itemsampling.studies.records import record_path
 from itemsampling.studies.tables import chunk_path, ranks_path, table_path
-from itemsampling.studies.verdicts import VERDICTS_PATH
+from itemsampling.studies.verdicts import VERDICTS_PATH, read_verdicts, report_summary
 
 #: the repository root (where the Snakefile lives); sources are read from here, outputs are
 #: written relative to the working directory (the same folder unless --directory is given)
@@ -94,6 +94,8 @@ def check_config(cfg):
     check_sample_sizes("adaptive_sampling.sensitivity", SENSITIVITY_STUDY, SENSITIVITY_STUDY.study_config(cfg))
     live = LIVE_STUDY.study_config(cfg)
     check_sample_sizes("adaptive_sampling.live", LIVE_STUDY, live)
+    for name in ("wmle_readings", "mn_users"):
+        check_sample_sizes(f"estimator_checks ({name})", load_study(name), load_study(name).study_config(cfg))
     untrained = sorted(set(live["models"]) - set(cfg["train"].get(live["dataset"], [])))
     if untrained:
         raise ValueError(
@@ -167,6 +169,10 @@ SENSITIVITY_TABLES = list(SENSITIVITY_STUDY.SENSITIVITY_TABLES)
 SENSITIVITY_NOTEBOOK = next(nb for nb, spec in NOTEBOOKS.items()
                             if set(SENSITIVITY_TABLES) <= set(spec.get("inputs", [])))
 SENSITIVITY = SENSITIVITY_STUDY.study_config(config)
+#: the checks of notebook 04, studies without chunks whose one table each (named after the study and
+#: its rule) is an input of a notebook
+CHECKS = ["wmle_readings", "mn_users"]
+CHECKS_NOTEBOOK = next(nb for nb, spec in NOTEBOOKS.items() if set(CHECKS) <= set(spec.get("inputs", [])))
 PAIRS = sorted((d, m) for d, models in config["train"].items() for m in models)
 
 
@@ -280,8 +286,9 @@ def report_front_page():
     }
     path = Path(PROVENANCE)
     machine = json.loads(path.read_text()) if path.is_file() else None
+    verdicts = report_summary(read_verdicts(".")) if Path(VERDICTS).is_file() else None
     return {"commit": git_commit(), "notebooks": {nb: spec["title"] for nb, spec in NOTEBOOKS.items()},
-            "parameters": parameters, "machine": machine}
+            "parameters": parameters, "machine": machine, "verdicts": verdicts}
 
 
 def report_tables(notebook):

@@ -164,6 +164,38 @@ rule adaptive_sensitivity:
         "--tables {params.tables} --out-dir {params.out_dir} > {log} 2>&1"
 
 
+# The two checks of notebook 04, each its own study and rule writing one table of the same name
+# (itemsampling.studies.wmle_readings: the readings of WMLE; itemsampling.studies.mn_users: MN's M),
+# computed from the committed global ranks (and simulated ranks) in a few CPU minutes, without the
+# chunks of notebook 04.
+for _check in CHECKS:
+
+    rule:
+        name:
+            _check
+        input:
+            inputs=[ancient(path) for path in load_study(_check).inputs(load_study(_check).study_config(config))],
+            source=PACKAGE_SOURCE,
+        output:
+            table(CHECKS_NOTEBOOK, _check),
+            record=record(CHECKS_NOTEBOOK, _check),
+        log:
+            f"results/logs/studies/{_check}.log",
+        params:
+            study=_check,
+            config=json.dumps(load_study(_check).study_config(config), sort_keys=True),
+            seed=config["seed"],
+            out_dir=lambda wildcards, output: str(Path(output[0]).parent),
+        threads: 1
+        resources:
+            mem_mb=2000,
+            runtime=20,
+        shell:
+            "env OMP_NUM_THREADS={threads} OPENBLAS_NUM_THREADS={threads} MKL_NUM_THREADS={threads} "
+            "itemsampling study tables --study {params.study} --config {params.config:q} --seed {params.seed} "
+            "--tables {params.study} --out-dir {params.out_dir} > {log} 2>&1"
+
+
 # One verdict per claim of the papers that a notebook tests, computed from every notebook's tables
 # (itemsampling.studies.verdicts); each notebook ends with its rows, the report's front page and the
 # README show them all.

@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 
 from ..distributions import ETA_SCALES, WMLE_WEIGHTS
-from ..estimators import METHODS, estimate, method_options
+from ..estimators import M_SCOPES, METHODS, estimate, method_options
 from ..intervals import DEFAULT_N_BOOTSTRAP, INTERVAL_METHODS
 from ..kernels import SCHEMES
 from ..metrics import METRICS
@@ -44,8 +44,8 @@ DEFAULT_METRICS = ("recall", "ndcg", "ap")
 DEFAULT_KS = "1-50"
 #: options of :func:`itemsampling.estimate` that have a flag; ``progress`` is not one of them:
 #: the command shows a progress bar when standard error is a terminal
-ESTIMATOR_OPTIONS = ("scheme", "n_groups", "gamma", "prior", "n_users", "eta", "eta_scale", "weight", "c",
-                     "init", "max_iter", "tol")
+ESTIMATOR_OPTIONS = ("scheme", "n_groups", "gamma", "prior", "n_users", "m_scope", "eta", "eta_scale", "weight",
+                     "c", "init", "max_iter", "tol")
 #: options whose flag names a file with one probability per global rank
 _DISTRIBUTION_OPTIONS = ("prior", "init")
 
@@ -93,6 +93,8 @@ def _add_estimator_options(parser: argparse.ArgumentParser) -> None:
         "gamma": (dict(type=float, metavar="G"), "BV variance weight γ >= 0 (default 0.01)"),
         "prior": (dict(metavar="FILE"), "prior P(R), R = 1..N, of the correction (default uniform)"),
         "n_users": (dict(type=int, metavar="M"), "MN's number of users M (default: number of ranks)"),
+        "m_scope": (dict(choices=M_SCOPES), "with per-user candidates, MN's M in each group: the group's "
+                                            "users (group, default) or all users (total)"),
         "eta": (dict(type=float, metavar="E"), "MES entropy weight η > 0 (default 0.001)"),
         "eta_scale": (dict(choices=ETA_SCALES), "η as in the paper (default) or η/n as in the authors' code"),
         "weight": (dict(choices=WMLE_WEIGHTS), "WMLE weight w(r) = M(r/C) (default ndcg)"),

@@ -18,7 +18,7 @@ import zipfile
 from pathlib import Path
 
 from .._files import replace_with
-from .registry import ChecksumError, FileEntry, Source, check_file
+from .files import ChecksumError, FileEntry, Source, check_file
 
 __all__ = ["download_file", "urlopen"]
 

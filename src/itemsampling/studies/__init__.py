@@ -4,8 +4,12 @@
 :mod:`.engine`                   sample, estimate and tabulate many repeats at once
 :mod:`.tables`                   the one reader/writer of ranks and result tables
 :mod:`.sampled_metrics`          Krichene & Rendle, KDD 2020 (notebook 01)
+:mod:`.readings`                 K&R's recommenders Y, Z under each reading of eqs. 27-30 and tie rule
+:mod:`.run_summaries`            K&R Tables 3-4 from repeated runs (means, orders, pairs ordered right)
 :mod:`.sampling_theorem`         Li, Jin, Gao & Liu, KDD 2020, §2 (notebook 02)
 :mod:`.mapping_functions`        Li, Jin, Gao & Liu, KDD 2020 (notebook 03)
 :mod:`.adaptive_sampling`        Li et al., AAAI 2023 §4: blind spot and adaptive sampling (notebook 05)
+:mod:`.paper`                    the papers' printed tables, and joins with them that lose no row
+:mod:`.verdicts`                 one verdict per claim of the papers, from the tables (verdicts.csv)
 =============================== ==============================================================
 """

@@ -55,6 +55,7 @@ from ..ranks import PROTOCOLS
 from ..simulation import expected_sampled_metric
 from .engine import SCHEMES, draw_sampled_ranks, repeat_estimates
 from .mapping_functions import PAPER_DATASETS
+from .paper import paper_merge
 from .tables import ranks_path, read_ranks
 
 __all__ = [
@@ -631,7 +632,8 @@ def bias_comparison(table: pd.DataFrame, paper: pd.DataFrame) -> pd.DataFrame:
                            / theirs["paper_percent_exact"],
                            paper_spread=theirs["paper_std_percent"] / theirs["paper_percent_exact"])
     theirs = theirs.groupby(["dataset", "method"], sort=False)[["paper_bias", "paper_spread"]].mean().reset_index()
-    return ours.merge(theirs.rename(columns={"method": "estimator"}), on=["dataset", "estimator"], how="left")
+    return paper_merge(ours, theirs.rename(columns={"method": "estimator"}), ["dataset", "estimator"],
+                       scope={"dataset": sorted(set(ours["dataset"]))}, how="left")
 
 
 def min_sampled_hit_ratio(recall_at_k, k, n_items, sample_size):
@@ -688,14 +690,17 @@ def level_comparison(levels: pd.DataFrame, paper_at_k: pd.DataFrame, paper_hit_r
                                               "sampled_hit_ratio_all": "hit_ratio_all",
                                               "sampled_hit_ratio_unseen": "hit_ratio_unseen"})
     exact = paper_at_k[(paper_at_k["method"] == "exact") & (paper_at_k["metric"] == "recall")]
-    out = wide[wide["dataset"].isin(SAME_DATA)].merge(exact[["dataset", "model", "k", "paper_percent"]],
-                                                      on=["dataset", "model", "k"])
+    same = wide[wide["dataset"].isin(SAME_DATA)]
+    out = paper_merge(same, exact[["dataset", "model", "k", "paper_percent"]], ["dataset", "model", "k"],
+                      scope={"dataset": sorted(set(same["dataset"])), "model": sorted(set(same["model"])),
+                             "k": sorted(set(same["k"]))})
     out = out.assign(paper_exact=out["paper_percent"] / 100)
     out["paper_min_hit_ratio"] = min_sampled_hit_ratio(out["paper_exact"], out["k"], out["n_items_all"],
                                                        out["sample_size"])
     hits = paper_hit_ratios.rename(columns={"protocol": "paper_hit_protocol"})
-    out = out.merge(hits[["dataset", "model", "paper_hit_protocol", "paper_hit_ratio"]], on=["dataset", "model"],
-                    how="left")
+    hits = hits[hits["model"].isin(set(out["model"]))]  # KDD'20 measured models we may not have run
+    out = paper_merge(out, hits[["dataset", "model", "paper_hit_protocol", "paper_hit_ratio"]], ["dataset", "model"],
+                      scope={"dataset": sorted(set(out["dataset"]))}, how="left")
     out = levels[["dataset", "model"]].drop_duplicates().merge(out, on=["dataset", "model"])  # in the order of levels
     return out[["dataset", "model", "k", "sample_size", "exact_all", "exact_unseen", "hit_ratio_all",
                 "hit_ratio_unseen", "paper_exact", "paper_min_hit_ratio", "paper_hit_ratio",
@@ -742,7 +747,8 @@ def winner_comparison(table: pd.DataFrame, paper: pd.DataFrame) -> pd.DataFrame:
     """
     keys = ["dataset", "sample_size", "estimator"]
     theirs = paper.rename(columns={"method": "estimator"})[[*keys, "metric", "k", "paper_correct"]]
-    merged = table.merge(theirs, on=[*keys, "metric", "k"], how="left")
+    merged = paper_merge(table, theirs, [*keys, "metric", "k"], how="left",
+                         scope={"dataset": sorted(set(table["dataset"])), "sample_size": sorted(set(table["sample_size"]))})
     reported = merged["paper_correct"].notna()
     sums = merged.assign(reported_correct=merged["correct"].where(reported, 0),
                          reported_repeats=merged["repeats"].where(reported, 0),
@@ -777,7 +783,9 @@ def relative_error_comparison(table: pd.DataFrame, paper: pd.DataFrame) -> pd.Da
         mean=("mean", "mean"), best_two=("best_two", "sum"), models=("model", "nunique")).reset_index()
     theirs = best_two(theirs, "paper_mean").groupby([*keys, "estimator"], sort=False).agg(
         paper_mean=("paper_mean", "mean"), paper_best_two=("best_two", "sum")).reset_index()
-    return ours.merge(theirs, on=[*keys, "estimator"], how="left")
+    return paper_merge(ours, theirs, [*keys, "estimator"], how="left", scope={
+        "dataset": sorted(set(ours["dataset"])), "sample_size": sorted(set(ours["sample_size"])),
+        "metric": sorted(set(ours["metric"]))})
 
 
 def cdf_error(table: pd.DataFrame) -> pd.DataFrame:

@@ -5,7 +5,8 @@ of the configuration and from one draw of sampled ranks per sampling setting:
 
 * chunks (one per ranks file): the sampled hit ratio SHR@k of one draw and its exact
   expectation E[SHR@k] for k = 1..n, for each (scheme, n) the file needs (:func:`chunk_draws`);
-* ``beta_parameters`` (Table 2, eq. 19), ``beta_global_fit`` (the same Beta(a, 1) model fitted
+* ``beta_parameters`` (Table 2, eq. 19 on the main draw, with its mean, standard deviation and
+  range over ``beta_draws`` draws: the paper prints one value from one draw), ``beta_global_fit`` (the same Beta(a, 1) model fitted
   to the global ranks by maximum likelihood) and ``fig3_rank_cdf`` (Fig. 3: the empirical
   HR@K next to both fitted models);
 * ``fig4_relative_difference`` and ``fig5_difference`` (Figs. 4–5: f(k; a) against f(k; 1)
@@ -57,7 +58,7 @@ from ..mappings import (
 )
 from ..simulation import expected_sampled_rank_pmf, sample_ranks
 from .engine import LABELS, SCHEMES, derive_seed
-from .paper import paper_table
+from .paper import paper_merge
 from .tables import ranks_path, read_ranks
 
 __all__ = [
@@ -270,16 +271,33 @@ def _frame(rows: list[dict], columns: Sequence[str]) -> pd.DataFrame:
 # ----------------------------------------------------------------------------- Table 2, Fig. 3
 
 
-def beta_tables(study: _Study) -> dict[str, pd.DataFrame]:
-    """``beta_parameters`` (eq. 19 on the main draw), ``beta_global_fit`` (maximum likelihood on
-    the global ranks) and ``fig3_rank_cdf`` (empirical HR@K next to both Beta(a, 1) models)."""
+def beta_draws(R: np.ndarray, N: np.ndarray, key: tuple, seed: int, draws: int) -> np.ndarray:
+    """Beta@P (eq. 19) fitted to ``draws`` independent draws of sampled ranks of one (dataset,
+    model, protocol, scheme, n); draw ``j`` is the engine's repeat ``j``, so draw 0 is the one of
+    the study's chunk (the ``a`` of every other table)."""
+    dataset, model, protocol, scheme, n = key
+    law = SCHEMES[scheme][0]
+    out = np.empty(draws)
+    for j in range(draws):
+        rng = np.random.default_rng(derive_seed(seed, dataset, model, protocol, scheme, n, j))
+        out[j] = fit_beta(sample_ranks(R, N, n, rng=rng, scheme=law), int(N.min()), n)
+    return out
+
+
+def beta_tables(study: _Study, seed: int) -> dict[str, pd.DataFrame]:
+    """``beta_parameters`` (eq. 19 on the main draw, and its spread over ``beta_draws`` draws),
+    ``beta_global_fit`` (maximum likelihood on the global ranks) and ``fig3_rank_cdf`` (empirical
+    HR@K next to both Beta(a, 1) models)."""
     params, global_fit, cdf = [], [], []
     for key in study.main_keys():
         dataset, model, protocol, scheme, n = key
         R, N = study.users(dataset, model, protocol)
         a_p, a_g = study.beta_p(*key), fit_beta_global(R, N)
+        spread = beta_draws(R, N, key, seed, study.config["beta_draws"])
         params.append({"dataset": dataset, "model": model, "protocol": protocol, "scheme": scheme,
-                       "sample_size": n, "a": a_p})
+                       "sample_size": n, "a": a_p, "draws": spread.size, "a_mean": spread.mean(),
+                       "a_sd": spread.std(ddof=1) if spread.size > 1 else np.nan, "a_min": spread.min(),
+                       "a_max": spread.max()})
         global_fit.append({"dataset": dataset, "model": model, "protocol": protocol, "a": a_g})
         N_d = study.n_items[dataset]
         K = np.unique(np.round(np.geomspace(1, N_d, _FIG3_CUTOFFS))).astype(np.int64)
@@ -495,7 +513,7 @@ def study_tables(config: Mapping, seed: int, runs: pd.DataFrame, root: str | Pat
     config : mapping
         The ``mapping_functions`` section of the configuration.
     seed : int
-        Study seed (the draws are in the chunks; unused here).
+        Study seed (the chunks hold the main draws; the spread of Beta@P draws more).
     runs : pandas.DataFrame
         The chunks of :func:`chunk_table`, concatenated (any order).
     root : str or Path
@@ -506,7 +524,7 @@ def study_tables(config: Mapping, seed: int, runs: pd.DataFrame, root: str | Pat
         parse_mapping(label)
     study = _Study(config, runs, root)
     return {
-        **beta_tables(study),
+        **beta_tables(study, seed),
         **parameter_tables(config, study.n_items[config["focus"]["dataset"]]),
         "hit_ratio_curves": hit_ratio_curves(study),
         "fig6_sampling_effect": sampling_effect(study),
@@ -530,12 +548,18 @@ def hit_ratio_long(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def with_paper(frame: pd.DataFrame, paper_name: str, on: Sequence[str]) -> pd.DataFrame:
-    """``frame`` joined to a table of :mod:`itemsampling.studies.paper` on ``on`` (only the rows
-    both have), with ``paper_dataset`` added from :data:`PAPER_DATASETS` when ``frame`` has a
-    ``dataset`` column."""
+    """``frame`` joined to a table of :mod:`itemsampling.studies.paper` on ``on``, with
+    ``paper_dataset`` added from :data:`PAPER_DATASETS` when ``frame`` has a ``dataset`` column.
+
+    The paper's rows of the datasets and models ``frame`` has must all find a partner
+    (:func:`~itemsampling.studies.paper.paper_merge` raises otherwise); rows of datasets or
+    models the run did not include are left out.
+    """
     if "dataset" in frame.columns:
         frame = frame.assign(paper_dataset=frame["dataset"].map(PAPER_DATASETS))
-    return frame.merge(paper_table(paper_name).drop(columns="source"), on=list(on), how="inner")
+    scope = {column: frame[column].dropna().unique() for column in ("paper_dataset", "model")
+             if column in on and column in frame.columns}
+    return paper_merge(frame, paper_name, on, scope=scope)
 
 
 def varying_k_summary(varying: pd.DataFrame) -> pd.DataFrame:

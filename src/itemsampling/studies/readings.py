@@ -52,6 +52,7 @@ from ..ranks import TIES, global_ranks
 from .engine import RUN_COLUMNS, repeat_estimates
 from .paper import paper_table
 from .refits import check_record, compare_refit_ranks
+from .run_summaries import mean_orders, order_agreement, summarize_runs
 from .tables import train_record_path
 
 __all__ = [
@@ -316,7 +317,6 @@ def _paper_table4(config: Mapping) -> pd.DataFrame:
 
 
 def _sensitivity_table4(config: Mapping, runs: pd.DataFrame) -> pd.DataFrame:
-    from .sampled_metrics import order_agreement
 
     frames = []
     for (reading, ties), part in runs.groupby(["reading", "ties"], sort=False):
@@ -330,7 +330,6 @@ def _sensitivity_table4(config: Mapping, runs: pd.DataFrame) -> pd.DataFrame:
 
 def _paper_orders(config: Mapping) -> pd.DataFrame:
     """The orders of X, Y, Z in K&R Table 3 by metric and method (empty unless on ml-1m)."""
-    from .sampled_metrics import mean_orders
 
     paper = paper_table("krichene2020kdd_table3")
     if config["dataset"] != "ml-1m":
@@ -344,7 +343,6 @@ def _paper_orders(config: Mapping) -> pd.DataFrame:
 
 
 def _sensitivity_orders(config: Mapping, runs: pd.DataFrame) -> pd.DataFrame:
-    from .sampled_metrics import mean_orders, summarize_runs
 
     frames = [mean_orders(summarize_runs(part)).assign(reading=reading, ties=ties)
               for (reading, ties), part in runs.groupby(["reading", "ties"], sort=False)]

@@ -33,7 +33,6 @@ from .. import corrections, toy
 from .._validation import check_choice, check_ranks
 from ..candidates import item_groups
 from ..estimators import Estimator
-from ..experiments import pairwise_order_agreement
 from ..kernels import log_kernel_block, rank_kernel
 from ..metrics import global_metrics, metric_weights, rank_weight
 from .engine import SCHEMES, repeat_estimates
@@ -45,6 +44,7 @@ from .readings import (
     sensitivity_tables,
     split_runs,
 )
+from .run_summaries import mean_orders, order_agreement, summarize_runs
 from .tables import ranks_path, read_ranks
 
 __all__ = [
@@ -120,62 +120,6 @@ def chunk_table(config: Mapping, seed: int, labels: Mapping[str, str], ranks: pd
         targets=targets(config["k"]), sample_sizes=[config["sample_size"]], seed=seed, labels=labels,
         schemes=[config["scheme"]], repeats=config["repeats"], n_groups=config["n_item_groups"],
     )
-
-
-def summarize_runs(runs: pd.DataFrame) -> pd.DataFrame:
-    """Mean and standard deviation (ddof = 1) over the runs next to the exact value (Table 3).
-
-    Returns
-    -------
-    pandas.DataFrame
-        Columns ``metric``, ``k``, ``recommender``, ``exact``, ``method``, ``mean``, ``std``;
-        methods in the order of the runs.
-    """
-    keys = ["metric", "k", "recommender", "exact", "estimator"]
-    out = runs.groupby(keys, dropna=False, sort=False)["estimate"].agg(mean="mean", std="std").reset_index()
-    metric_order = {m: i for i, m in enumerate(runs["metric"].unique())}
-    out = out.sort_values(["metric", "recommender"], key=lambda s: s.map(metric_order) if s.name == "metric" else s,
-                          kind="stable")
-    return out.rename(columns={"estimator": "method"}).reset_index(drop=True)
-
-
-def order_agreement(runs: pd.DataFrame) -> pd.DataFrame:
-    """Out of the runs, how often each method orders each pair as the exact metric (Table 4).
-
-    Returns
-    -------
-    pandas.DataFrame
-        Columns ``metric``, ``k``, ``method``, ``recommender_a``, ``recommender_b``, ``agree``
-        (number of runs), ``repeats`` and ``fraction``.
-    """
-    estimates = runs.rename(columns={"estimator": "method"})[
-        ["recommender", "repeat", "method", "metric", "k", "estimate"]]
-    truth = runs.drop_duplicates(["recommender", "metric", "k"])[["recommender", "metric", "k", "exact"]]
-    table = pairwise_order_agreement(estimates, truth.rename(columns={"exact": "value"}),
-                                     model="recommender", repeat="repeat")
-    return table[["metric", "k", "method", "recommender_a", "recommender_b", "agree", "repeats", "fraction"]]
-
-
-def mean_orders(table3: pd.DataFrame) -> pd.DataFrame:
-    """For each metric and method, the order of the recommenders by their mean over the runs.
-
-    Returns
-    -------
-    pandas.DataFrame
-        Columns ``metric``, ``method``, ``order`` (e.g. ``"Y > Z > X"``), ``exact_order`` and
-        ``agrees`` (whether the two orders are the same).
-    """
-    def order(frame, value):
-        return " > ".join(frame.sort_values(value, ascending=False, kind="stable")["recommender"])
-
-    rows = []
-    for metric, sel in table3.groupby("metric", sort=False):
-        exact = order(sel.drop_duplicates("recommender"), "exact")
-        for method, part in sel.groupby("method", sort=False):
-            mean = order(part, "mean")
-            rows.append({"metric": metric, "method": method, "order": mean, "exact_order": exact,
-                         "agrees": mean == exact})
-    return pd.DataFrame(rows)
 
 
 def table3_layout(table3: pd.DataFrame, digits: int = 2) -> pd.DataFrame:

@@ -33,8 +33,8 @@ import pandas as pd
 
 from ..tables import read_table
 
-__all__ = ["COLUMNS", "PAPERS", "VERDICTS", "VERDICTS_PATH", "Claim", "notebook_verdicts", "share_verdict",
-           "verdict_table"]
+__all__ = ["COLUMNS", "PAPERS", "VERDICTS", "VERDICTS_PATH", "Claim", "notebook_verdicts", "read_verdicts",
+           "report_summary", "share_verdict", "summary_markdown", "verdict_counts", "verdict_table"]
 
 #: columns of ``verdicts.csv``, in order
 COLUMNS = ("paper", "claim", "source", "notebook", "dataset", "our_value", "paper_value", "verdict", "reason")
@@ -139,11 +139,63 @@ def verdict_table(studies: Mapping[str, str], root: str | Path = ".") -> pd.Data
     return pd.concat(frames, ignore_index=True)
 
 
-def notebook_verdicts(notebook: str, root: str | Path = ".") -> pd.DataFrame:
-    """The rows of ``verdicts.csv`` of one notebook (what the notebook ends with)."""
+def read_verdicts(root: str | Path = ".") -> pd.DataFrame:
+    """``results/tables/verdicts.csv`` under ``root``, every column as text."""
     path = Path(root) / VERDICTS_PATH
     if not path.is_file():
         raise FileNotFoundError(f"{VERDICTS_PATH} does not exist; make it with "
                                 f"`snakemake --cores 2 {VERDICTS_PATH.as_posix()}` in the repository root")
     frame = pd.read_csv(path, keep_default_na=False, dtype=str)
+    if tuple(frame.columns) != COLUMNS:
+        raise ValueError(f"{path} has the columns {list(frame.columns)}, not {list(COLUMNS)}: rerun rule verdicts")
+    return frame
+
+
+def notebook_verdicts(notebook: str, root: str | Path = ".") -> pd.DataFrame:
+    """The rows of ``verdicts.csv`` of one notebook (what the notebook ends with)."""
+    frame = read_verdicts(root)
     return frame[frame["notebook"] == notebook].drop(columns="notebook").reset_index(drop=True)
+
+
+def verdict_counts(frame: pd.DataFrame) -> pd.DataFrame:
+    """Claims per paper (rows, in the order of :data:`PAPERS`, then a total) and verdict (columns,
+    in the order of :data:`VERDICTS`)."""
+    counts = pd.crosstab(frame["paper"], frame["verdict"]).reindex(index=list(PAPERS), columns=list(VERDICTS),
+                                                                   fill_value=0).fillna(0).astype(int)
+    counts.index = [PAPERS[p] for p in counts.index]
+    counts.loc["all four papers"] = counts.sum()
+    return counts.rename_axis(index="paper", columns=None)
+
+
+def summary_markdown(frame: pd.DataFrame) -> str:
+    """The README's section on what reproduces: the counts of :func:`verdict_counts` and one line
+    per claim that is not reproduced, both as Markdown."""
+    counts = verdict_counts(frame)
+    lines = ["| paper | " + " | ".join(counts.columns) + " |", "|---|" + "---:|" * len(counts.columns)]
+    lines += [f"| {paper} | " + " | ".join(str(v) for v in row) + " |" for paper, row in counts.iterrows()]
+    lines += ["", "Not reproduced:", ""]
+    for row in frame[frame["verdict"] == "not reproduced"].itertuples():
+        values = f"ours {row.our_value}" + (f"; paper {row.paper_value}" if row.paper_value else "")
+        lines.append(f"- {PAPERS[row.paper]}, {row.source} ({row.dataset}; notebook `{row.notebook}`): "
+                     f"{row.claim.rstrip('.')} — {values}.")
+    return "\n".join(lines) + "\n"
+
+
+def _rst_text(text: str) -> str:
+    """``text`` with what reStructuredText reads as markup escaped (``|a - b|`` is a substitution
+    reference there, ``*`` emphasis, ``_`` a link)."""
+    out = str(text).replace("\\", "\\\\")
+    for char in "|*`_":
+        out = out.replace(char, "\\" + char)
+    return out
+
+
+def report_summary(frame: pd.DataFrame) -> dict:
+    """What the report's front page shows of the verdicts (``workflow/report/workflow.rst``): the
+    counts of :func:`verdict_counts` per paper, and the claims not reproduced, their text escaped
+    for reStructuredText."""
+    counts = verdict_counts(frame)
+    missed = frame[frame["verdict"] == "not reproduced"].astype(str).map(_rst_text)
+    missed["paper"] = [PAPERS[p] for p in frame[frame["verdict"] == "not reproduced"]["paper"]]
+    return {"counts": [{"paper": paper, **{v: int(n) for v, n in row.items()}} for paper, row in counts.iterrows()],
+            "not_reproduced": missed.to_dict("records")}

@@ -1,0 +1,223 @@
+"""The verdict table: its rows, its rules, the strict joins with the paper tables, and where it is
+shown (README section, report front page)."""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import subprocess
+import sys
+
+import jinja2
+import pandas as pd
+import pytest
+import yaml
+from docutils.core import publish_parts
+
+import itemsampling.studies.verdicts as verdicts
+from itemsampling.studies.paper import PAPER_TABLES, paper_merge, paper_table
+from itemsampling.studies.verdicts import (
+    COLUMNS,
+    VERDICTS,
+    Claim,
+    read_verdicts,
+    report_summary,
+    share_verdict,
+    summary_markdown,
+    verdict_counts,
+    verdict_table,
+)
+
+from .conftest import REPO
+
+NOTEBOOKS = yaml.safe_load((REPO / "workflow" / "notebooks.yaml").read_text())
+STUDIES = {notebook: spec["study"] for notebook, spec in NOTEBOOKS.items()}
+
+
+def _claim(**changes) -> Claim:
+    fields = {"paper": "li2023aaai", "claim": "a claim", "source": "Table 7", "dataset": "ml-1m",
+              "our_value": "0.1", "paper_value": "0.2", "verdict": "partly", "reason": "rule: ..."}
+    return Claim(**{**fields, **changes})
+
+
+@pytest.mark.parametrize("changes, error", [
+    ({"paper": "someone2020"}, "unknown paper"),
+    ({"verdict": "mostly"}, "verdict must be one of"),
+    ({"reason": " "}, "non-empty reason"),
+    ({"claim": ""}, "non-empty claim"),
+    ({"our_value": 0.1}, "text formatted"),
+])
+def test_a_claim_rejects_what_the_table_cannot_hold(changes, error):
+    with pytest.raises((ValueError, TypeError), match=error):
+        _claim(**changes)
+
+
+@pytest.mark.parametrize("holds, cases, expected", [
+    (10, 10, "reproduced"), (9, 10, "reproduced"), (8, 10, "partly"), (5, 10, "partly"), (4, 10, "not reproduced"),
+    (0, 10, "not reproduced"), (0, 0, "not testable here"),
+])
+def test_share_verdict_thresholds(holds, cases, expected):
+    assert share_verdict(holds, cases) == expected
+
+
+def test_share_verdict_rejects_impossible_counts():
+    with pytest.raises(ValueError, match="holds <= cases"):
+        share_verdict(11, 10)
+    with pytest.raises(ValueError, match="partly <= reproduced"):
+        share_verdict(1, 2, reproduced=0.4, partly=0.6)
+
+
+def test_paper_merge_fails_loudly_on_a_lost_paper_row():
+    """A label spelt differently on one side (beta@p against beta@P) must not vanish from a comparison."""
+    paper = pd.DataFrame({"mapping": ["linear", "beta@p"], "paper_value": [1.0, 2.0]})
+    ours = pd.DataFrame({"mapping": ["linear", "beta@P"], "value": [1.1, 2.1]})
+    with pytest.raises(ValueError, match=r"1 row\(s\) of the paper table find no partner.*beta@p"):
+        paper_merge(ours, paper, on=["mapping"])
+    fixed = paper.assign(mapping=["linear", "beta@P"])
+    assert len(paper_merge(ours, fixed, on=["mapping"])) == 2
+
+
+def test_paper_merge_scope_leaves_out_rows_of_other_datasets_only():
+    paper = pd.DataFrame({"dataset": ["ml-1m", "ml-1m", "book-x"], "k": [1, 2, 1], "paper_value": [1.0, 2.0, 3.0]})
+    ours = pd.DataFrame({"dataset": ["ml-1m", "ml-1m"], "k": [1, 2], "value": [0.9, 2.1]})
+    assert len(paper_merge(ours, paper, on=["dataset", "k"], scope={"dataset": ["ml-1m"]})) == 2
+    with pytest.raises(ValueError, match="book-x"):
+        paper_merge(ours, paper, on=["dataset", "k"])
+    with pytest.raises(ValueError, match="lacks the columns"):
+        paper_merge(ours.drop(columns="k"), paper, on=["dataset", "k"])
+
+
+def test_kdd20_table7_compares_every_mapping_including_beta_p():
+    from itemsampling.studies.mapping_functions import with_paper
+    from itemsampling.studies.tables import read_table
+
+    errors = read_table("03_mapping_functions", "mapping_errors", REPO)
+    merged = with_paper(errors, "li2020kdd_table7", ["paper_dataset", "model", "mapping", "error"])
+    assert set(merged["mapping"]) == set(paper_table("li2020kdd_table7")["mapping"])
+    assert "beta@P" in set(merged["mapping"])
+
+
+def _claims_sources() -> str:
+    return "\n".join((REPO / "src" / "itemsampling" / "studies" / "verdicts" / f"{m.name}.py").read_text()
+                     for m in pkgutil.iter_modules(verdicts.__path__))
+
+
+@pytest.mark.parametrize("name", PAPER_TABLES)
+def test_every_paper_table_is_compared_by_a_verdict(name):
+    """Each paper CSV is read by some notebook's claims, whose joins fail loudly on a lost row
+    (building the committed verdict table below runs them all)."""
+    assert name in _claims_sources(), f"no claims module of itemsampling.studies.verdicts compares {name}"
+
+
+def test_every_notebook_has_a_claims_module():
+    for study in STUDIES.values():
+        assert callable(importlib.import_module(f"itemsampling.studies.verdicts.{study}").claims)
+
+
+def test_the_committed_verdicts_are_what_the_committed_tables_give():
+    rebuilt = verdict_table(STUDIES, REPO).astype(str)
+    committed = read_verdicts(REPO)
+    pd.testing.assert_frame_equal(rebuilt.reset_index(drop=True), committed, check_dtype=False)
+    assert tuple(committed.columns) == COLUMNS
+    assert set(committed["verdict"]) <= set(VERDICTS)
+    assert set(committed["notebook"]) == set(STUDIES)  # every notebook tests some claim
+    assert not committed[["claim", "source", "reason"]].eq("").any().any()
+
+
+def test_counts_and_markdown_cover_every_row():
+    frame = read_verdicts(REPO)
+    counts = verdict_counts(frame)
+    assert counts.loc["all four papers"].sum() == len(frame)
+    text = summary_markdown(frame)
+    assert text.count("\n- ") == int((frame["verdict"] == "not reproduced").sum())
+
+
+def test_the_readme_section_is_the_committed_table():
+    done = subprocess.run([sys.executable, str(REPO / "workflow" / "scripts" / "readme_verdicts.py")],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+
+
+def test_the_front_page_shows_the_verdicts_without_rst_errors():
+    frame = pd.DataFrame([vars(_claim(verdict="not reproduced", our_value="max |ours - paper| 0.3",
+                                      claim="f(k; a) *grows* with a_ref")) | {"notebook": "03_mapping_functions"}],
+                         columns=list(COLUMNS))
+    config = {"seed": 1, "train": {}, "report_front_page": {
+        "commit": "abc", "notebooks": {}, "parameters": {}, "machine": None, "verdicts": report_summary(frame)}}
+    snakemake = type("S", (), {"config": config})
+    text = (REPO / "workflow" / "report" / "workflow.rst").read_text()
+    rst = jinja2.Environment(trim_blocks=True, lstrip_blocks=True).from_string(text).render(snakemake=snakemake)
+    html = publish_parts(rst, writer="html", settings_overrides={"report_level": 2, "halt_level": 5})["html_body"]
+    assert "System Message" not in html
+    assert "max |ours - paper| 0.3" in html and "*grows* with a_ref" in html
+    assert "Li et al., AAAI 2023: 0 reproduced, 0 partly, 1 not reproduced" in " ".join(html.split())
+
+
+def _reader(notebook: str, **override):
+    """A ``table(name)`` over the committed tables of ``notebook``, with some tables replaced by
+    functions of the committed ones."""
+    from itemsampling.studies.tables import read_table
+
+    def table(name):
+        frame = read_table(notebook, name, REPO)
+        return override[name](frame) if name in override else frame
+
+    return table
+
+
+def _verdict(rows, start: str) -> str:
+    found = [row.verdict for row in rows if row.claim.startswith(start)]
+    assert len(found) == 1, (start, [row.claim for row in rows])
+    return found[0]
+
+
+def test_k_and_r_inconsistency_verdict_follows_the_orders():
+    from itemsampling.studies.verdicts import sampled_metrics
+
+    claim = "Sampled Recall, NDCG and AP (m = 100) order"
+    assert _verdict(sampled_metrics.claims(_reader("01_sampled_metrics")), claim) == "reproduced"
+
+    def recall_consistent(orders):
+        hit = (orders["metric"] == "recall") & (orders["method"] == "sampled")
+        return orders.assign(agrees=orders["agrees"] | hit)
+
+    table = _reader("01_sampled_metrics", table3_orders=recall_consistent)
+    assert _verdict(sampled_metrics.claims(table), claim) == "partly"
+
+
+def test_theorem_verdict_fails_when_a_dominating_pair_flips():
+    from itemsampling.studies.verdicts import sampling_theorem
+
+    claim = "Theorem 2.1"
+    assert _verdict(sampling_theorem.claims(_reader("02_sampling_theorem")), claim) == "reproduced"
+
+    def one_flip(pairs):
+        first = pairs.index[(pairs["hr_relation"] != "cross") & (pairs["protocol"] == "all")][0]
+        return pairs.assign(expected_order_kept=pairs["expected_order_kept"].where(pairs.index != first, False))
+
+    table = _reader("02_sampling_theorem", theorem_pairs=one_flip)
+    assert _verdict(sampling_theorem.claims(table), claim) == "not reproduced"
+
+
+def test_mapping_verdicts_follow_the_errors_and_the_parameters():
+    from itemsampling.studies.mapping_functions import PAPER_DATASETS
+    from itemsampling.studies.verdicts import mapping_functions
+
+    def linear_best(errors):
+        return errors.assign(value=errors["value"].where(errors["mapping"] != "linear", 0.0))
+
+    table = _reader("03_mapping_functions", mapping_errors=linear_best)
+    rows = mapping_functions.claims(table)
+    assert _verdict(rows, "The linear mapping is the worst") == "not reproduced"
+    assert _verdict(rows, "Beta@P has the smallest") == "not reproduced"
+
+    paper = paper_table("li2020kdd_table2")
+
+    def as_paper(beta):
+        key = beta["dataset"].map(PAPER_DATASETS) + "/" + beta["model"]
+        printed = dict(zip(paper["paper_dataset"] + "/" + paper["model"], paper["paper_a"], strict=True))
+        return beta.assign(a=key.map(printed).fillna(beta["a"]))
+
+    rows = mapping_functions.claims(_reader("03_mapping_functions", beta_parameters=as_paper))
+    for protocol in ("all", "unseen"):
+        assert _verdict(rows, f"Beta@P parameters a of eq. 19 (n = 100), read as protocol `{protocol}`") == "reproduced"
