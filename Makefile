@@ -47,7 +47,7 @@ retrain: $(STAMP)
 # the table step of every notebook of workflow/notebooks.yaml (a notebook without chunks, 00, too)
 TABLE_RULES := $(shell sed -n 's/^\([0-9][0-9]_[a-z_]*\):$$/tables_\1/p' workflow/notebooks.yaml)
 check: $(STAMP)
-	$(BIN)/snakemake --profile profiles/local --cores $(CORES) --forcerun study_chunk live_evaluation wmle_readings mn_users provenance verdicts $(TABLE_RULES)
+	$(BIN)/snakemake --profile profiles/local --cores $(CORES) --forcerun study_chunk live_evaluation wmle_readings mn_users adaptive_sensitivity provenance verdicts $(TABLE_RULES)
 	$(BIN)/python workflow/scripts/check_reproduction.py
 
 # The smoke study through profiles/slurm on a one-node SLURM cluster started from Debian's packages

@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from itemsampling.commands.study import load_study
-from itemsampling.studies import live_evaluation, mn_users, wmle_readings
+from itemsampling.studies import adaptive_sensitivity, live_evaluation, mn_users, wmle_readings
 from itemsampling.studies.tables import find_root, read_table, write_table
 from itemsampling.studies.verdicts import VERDICTS_PATH, verdict_table
 
@@ -62,6 +62,10 @@ def test_notebook_runs_on_tiny_tables_and_shows_every_figure(name, tiny_results,
         live = live_evaluation.study_config({"adaptive_sampling": config})
         train_synthetic(tiny_results, live["models"])
         for table, frame in live_evaluation.study_tables(live, 0, None, tiny_results).items():
+            write_table(frame, tiny_results / "results" / "tables" / name / f"{table}.csv")
+    if "rank_shape" in spec.get("inputs", []):  # rule adaptive_sensitivity
+        sensitivity = adaptive_sensitivity.study_config({"adaptive_sampling": config})
+        for table, frame in adaptive_sensitivity.study_tables(sensitivity, 0, None, tiny_results).items():
             write_table(frame, tiny_results / "results" / "tables" / name / f"{table}.csv")
     if {"wmle_readings", "mn_users"} <= set(spec.get("inputs", [])):  # rules wmle_readings and mn_users
         for table, frame in _tiny_checks(tiny_results, config).items():

@@ -91,6 +91,7 @@ def check_config(cfg):
                     f"notebook {notebook} needs the ranks of model {chunk['model']!r} on dataset "
                     f"{chunk['dataset']!r}; add it to train.{chunk['dataset']}"
                 )
+    check_sample_sizes("adaptive_sampling.sensitivity", SENSITIVITY_STUDY, SENSITIVITY_STUDY.study_config(cfg))
     live = LIVE_STUDY.study_config(cfg)
     check_sample_sizes("adaptive_sampling.live", LIVE_STUDY, live)
     for name in ("wmle_readings", "mn_users"):
@@ -136,6 +137,8 @@ def check_sample_sizes(name, studied, study_cfg):
 #: the live evaluation of notebook 05, a study without chunks whose tables (made by the rule
 #: live_evaluation) are inputs of a notebook
 LIVE_STUDY = load_study("live_evaluation")
+#: the sensitivity step of notebook 05 (rule adaptive_sensitivity), likewise without chunks
+SENSITIVITY_STUDY = load_study("adaptive_sensitivity")
 
 
 def study(notebook):
@@ -161,6 +164,11 @@ DATA_NOTEBOOK = next(nb for nb, spec in NOTEBOOKS.items() if "datasets" in spec.
 LIVE_TABLES = ["live_evaluation", "live_times"]
 LIVE_NOTEBOOK = next(nb for nb, spec in NOTEBOOKS.items() if set(LIVE_TABLES) <= set(spec.get("inputs", [])))
 LIVE = LIVE_STUDY.study_config(config)
+#: the tables of rule adaptive_sensitivity, and the notebook whose folder holds them
+SENSITIVITY_TABLES = list(SENSITIVITY_STUDY.SENSITIVITY_TABLES)
+SENSITIVITY_NOTEBOOK = next(nb for nb, spec in NOTEBOOKS.items()
+                            if set(SENSITIVITY_TABLES) <= set(spec.get("inputs", [])))
+SENSITIVITY = SENSITIVITY_STUDY.study_config(config)
 #: the checks of notebook 04, studies without chunks whose one table each (named after the study and
 #: its rule) is an input of a notebook
 CHECKS = ["wmle_readings", "mn_users"]

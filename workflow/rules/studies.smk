@@ -134,6 +134,36 @@ rule live_evaluation:
         "--tables {params.tables} --out-dir {params.out_dir} > {log} 2>&1"
 
 
+# The sensitivity step of notebook 05: what the adaptive MLE's accuracy at small K depends on (EM
+# steps, n_0 and n_max, the AAAI'23 code's convention for n), on the pairs and few repeats of
+# adaptive_sampling.sensitivity (itemsampling.studies.adaptive_sensitivity), and the shape of every
+# pair's rank distribution. Its cost with the configured pairs and repeats: docs/study.md.
+
+
+rule adaptive_sensitivity:
+    input:
+        inputs=[ancient(path) for path in SENSITIVITY_STUDY.inputs(SENSITIVITY)],
+        source=PACKAGE_SOURCE,
+    output:
+        [table(SENSITIVITY_NOTEBOOK, name) for name in SENSITIVITY_TABLES],
+        record=record(SENSITIVITY_NOTEBOOK, "adaptive_sensitivity"),
+    log:
+        "results/logs/studies/adaptive_sensitivity.log",
+    params:
+        config=json.dumps(SENSITIVITY, sort_keys=True),
+        seed=config["seed"],
+        tables=" ".join(SENSITIVITY_TABLES),
+        out_dir=lambda wildcards, output: str(Path(output[0]).parent),
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=40,
+    shell:
+        "env OMP_NUM_THREADS={threads} OPENBLAS_NUM_THREADS={threads} MKL_NUM_THREADS={threads} "
+        "itemsampling study tables --study adaptive_sensitivity --config {params.config:q} --seed {params.seed} "
+        "--tables {params.tables} --out-dir {params.out_dir} > {log} 2>&1"
+
+
 # The two checks of notebook 04, each its own study and rule writing one table of the same name
 # (itemsampling.studies.wmle_readings: the readings of WMLE; itemsampling.studies.mn_users: MN's M),
 # computed from the committed global ranks (and simulated ranks) in a few CPU minutes, without the

@@ -88,8 +88,9 @@ _SETTING = ["dataset", "model", "protocol", "scheme", "sample_size", "estimator"
 
 
 def study_config(config: Mapping) -> dict:
-    """The parameters of this study: the ``adaptive_sampling`` section."""
-    return dict(config["adaptive_sampling"])
+    """The parameters of this study: the ``adaptive_sampling`` section, without its ``sensitivity``
+    subsection (the parameters of rule ``adaptive_sensitivity``, :mod:`.adaptive_sensitivity`)."""
+    return {key: value for key, value in config["adaptive_sampling"].items() if key != "sensitivity"}
 
 
 def _checked(config: Mapping) -> Mapping:
