@@ -13,6 +13,8 @@ with the papers; nothing is ever tuned to them.
 ``krichene2020kdd_table4``                   ml-1m, correct orderings of pairs out of 100 runs (paper_agree)
 ``krichene2020kdd_text``                     numbers stated in the text about Figs. 5-6 (figure, subject,
                                              pair, quantity, relation: =, < or >, paper_value)
+``li2020kdd_datasets``                       dataset statistics, Table 4 (interactions, users, items; the same in
+                                             AAAI'21 Table 5 and AAAI'23 Table 5)
 ``li2020kdd_table2``                         Beta@P parameter a per model and dataset (paper_a)
 ``li2020kdd_table3``                         SHR@k and HR@f(k) for bound and Beta@0.5 (paper_value)
 ``li2020kdd_table5``, ``li2020kdd_table6``   MultiVAE on ml-1m, n = 100 and 1000, three schemes (paper_value)
