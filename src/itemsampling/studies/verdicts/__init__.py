@@ -128,6 +128,8 @@ def verdict_table(studies: Mapping[str, str], root: str | Path = ".") -> pd.Data
     Each notebook's rows come from ``claims(table)`` of the module named after its study, reading
     the notebook's committed tables under ``root``.
     """
+    if not studies:
+        raise ValueError("verdict_table needs at least one notebook (notebook -> study)")
     frames = []
     for notebook, study in studies.items():
         table: Callable[[str], pd.DataFrame] = lambda name, nb=notebook: read_table(nb, name, root)  # noqa: E731
