@@ -152,10 +152,10 @@ def main(argv=None) -> None:
     parser.add_argument("--n-bootstrap", type=int, default=200, help="replicates of 'bootstrap'")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--output", help="also write the table as CSV")
-    parser.add_argument("--quick", action="store_true", help="'cost' on ml-1m only, one bootstrap replicate timed")
+    parser.add_argument("--quick", action="store_true", help="'cost' on ml-1m only, two bootstrap replicates timed")
     args = parser.parse_args(argv)
     if args.quick:
-        args.boot_reps = 1
+        args.boot_reps = 2
     print(f"# {args.part}: n={SAMPLE_SIZE} level={LEVEL} cores={os.cpu_count()} load={os.getloadavg()[0]:.2f} "
           f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')}", flush=True)
     table = {"cost": cost, "coverage-sim": lambda a: coverage(a, False), "coverage-real": lambda a: coverage(a, True),

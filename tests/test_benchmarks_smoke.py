@@ -155,8 +155,10 @@ def test_adaptive_benchmark_quick_run_agrees_with_its_baselines():
     rows = parse_table(done.stdout)
     assert [(r["task"], r["baseline"]) for r in rows] == [
         ("rank_distribution", "authors' per-user loop"), ("rank_distribution", "whole kernels"),
-        ("estimate", "whole kernels"), ("study engine", "whole kernels, shared")]
+        ("estimate", "whole kernels"), ("study engine", "whole kernels, first draw"),
+        ("study engine", "whole kernels, reused")]
     for r in rows:  # the observed columns and the whole kernels agree to rounding
-        assert float(r["value"]) <= (1e-12 if r["check"] == "max_abs_diff_P(R)" else 1e-9), r
         assert float(r["time_s"]) > 0 and float(r["speedup"]) > 0
+        if r["check"]:
+            assert float(r["value"]) <= (1e-12 if r["check"] == "max_abs_diff_P(R)" else 1e-9), r
     assert "# public adaptive MLE vs the authors' per-user loop" in done.stdout
