@@ -14,10 +14,11 @@ n_max = 3,200. On the same sampled ranks and sample sizes:
 1. ``rank_distribution``: :func:`itemsampling.rank_distribution` with ``adaptive_mle`` (eq. 12,
    App. G) for 50 EM steps from the uniform start (``max_iter=50, tol=0``), against
 
-   * **the authors' per-user loop**, as their adaptive estimator script computes it: the whole
-     kernel P(r | R; n) of every n of the ladder from ``scipy.stats.binom.pmf``, then 50 EM
-     steps, each a Python loop over the users adding π ⊙ P(r_u | ·; n_u) / Σ_R π_R P(r_u | R; n_u)
-     (App. G eq. 21-22); the time includes the kernels (their share is in ``detail``);
+   * **the authors' per-user loop**, as their adaptive estimator script computes it (with torch
+     on the CPU, :func:`authors_loop`): the whole kernel P(r | R; n) of every n of the ladder from
+     ``scipy.stats.binom.pmf``, then 50 EM steps, each a Python loop over the users adding
+     π ⊙ P(r_u | ·; n_u) / Σ_R π_R P(r_u | R; n_u) (App. G eq. 21-22); the time includes the
+     kernels (their share is in ``detail``);
    * **whole kernels**: the same call with a :class:`~itemsampling.kernels.KernelCache` that
      builds the whole kernel of every n_u (``full_kernels=True``, what one call did before it
      computed only the observed columns).
@@ -75,19 +76,30 @@ QUICK_SIZES = (Size("q", 1_000, 2_000, 100, 800),)
 
 
 def authors_loop(ranks, sizes, n_items, steps=STEPS):
-    """The per-user EM of the authors' adaptive estimator script; returns P̂ and the kernel seconds."""
+    """The per-user EM of the authors' adaptive estimator script; returns P̂ and the kernel seconds.
+
+    As there: the kernels from ``scipy.stats.binom.pmf`` as torch tensors, and in every step one
+    row copy, product, normalisation and sum per user, on the CPU with one thread. Two changes
+    that make it faster, not slower: a dict lookup of the kernel of n_u instead of ``eval`` of its
+    name, and π in float64 (the script's ``torch.ones(N) / N`` is float32), so that both sides
+    compute the same P̂.
+    """
+    import torch  # the authors' code runs on torch; a dependency of the package's models
+
+    torch.set_num_threads(1)
     start = time.perf_counter()
     theta = (np.arange(1, n_items + 1) - 1) / (n_items - 1)
-    kernels = {int(n): stats.binom.pmf(np.arange(n)[:, None], n - 1, theta[None, :]) for n in np.unique(sizes)}
+    kernels = {int(n): torch.tensor(stats.binom.pmf(np.arange(n)[:, None], n - 1, theta[None, :]))
+               for n in np.unique(sizes)}
     kernel_s = time.perf_counter() - start
-    pi = np.full(n_items, 1.0 / n_items)
+    pi = torch.ones(n_items, dtype=torch.float64) / n_items
     for _ in range(steps):
-        new = np.zeros(n_items)
+        new = torch.zeros_like(pi)
         for r, n in zip(ranks.tolist(), sizes.tolist(), strict=True):
-            joint = kernels[n][r - 1] * pi
+            joint = kernels[n][r - 1].clone().detach() * pi
             new += joint / joint.sum()
         pi = new / ranks.size
-    return pi, kernel_s
+    return pi.numpy(), kernel_s
 
 
 def whole_kernels() -> KernelCache:
