@@ -61,7 +61,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks notebooks
 
 # make bench: every script in benchmarks/, each in its quick mode, one BLAS thread (benchmarks/README.md);
-# make bench BENCH=full: their full runs (hours: cvxpy time-outs, model fits). BENCH_ARGS go to every script.
+# make bench BENCH=full: their full runs (far longer: cvxpy, model fits). BENCH_ARGS go to every script.
 BENCH ?= quick
 bench: $(STAMP)
 	set -e; for script in benchmarks/bench_*.py; do echo "## $$script"; \
