@@ -61,9 +61,13 @@ smoke: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks notebooks
 
+# make bench: every script in benchmarks/, each in its quick mode, one BLAS thread (benchmarks/README.md);
+# make bench BENCH=full: their full runs (far longer: cvxpy, model fits). BENCH_ARGS go to every script.
+BENCH ?= quick
 bench: $(STAMP)
-	$(BIN)/python benchmarks/bench_estimators.py $(BENCH_ARGS)
-	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 $(BIN)/python benchmarks/bench_engine.py
+	set -e; for script in benchmarks/bench_*.py; do echo "## $$script"; \
+	  OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 \
+	  $(BIN)/python $$script $(if $(filter quick,$(BENCH)),--quick) $(BENCH_ARGS); done
 
 clean-venv:
 	rm -rf $(VENV)

@@ -4,6 +4,7 @@ Run from the repository root::
 
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/bench_groups.py                   # three data sets
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/bench_groups.py --exact-draws 3   # and the exact kernels
+    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/bench_groups.py --quick           # pinterest-subset, 3 draws
 
 When the N_u of all users lie within :data:`itemsampling.candidates.GROUP_TOLERANCE` of their
 mean (root-mean-square of ln(N_u / N̄)), every candidate group uses the kernel of N̄ instead of
@@ -92,7 +93,10 @@ def main(argv=None) -> None:
     parser.add_argument("--exact-draws", type=int, default=0)
     parser.add_argument("--estimators", nargs="+", choices=list(ESTIMATORS), default=list(ESTIMATORS))
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--quick", action="store_true", help="pinterest-subset only, 3 draws")
     args = parser.parse_args(argv)
+    if args.quick:
+        args.datasets, args.draws = ["pinterest-subset"], 3
     estimators = [ESTIMATORS[label] for label in args.estimators]
     print(f"# shared kernel vs one kernel per group: {args.model}, unseen, n={args.sample_size}, {args.draws} draws "
           f"({args.exact_draws} with exact per-N_u kernels), GROUP_TOLERANCE={candidates.GROUP_TOLERANCE}; "

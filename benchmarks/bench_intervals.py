@@ -3,6 +3,7 @@
 Run from the repository root (``ITEMSAMPLING`` ranks are read from ``results/ranks``)::
 
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/bench_intervals.py cost
+    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/bench_intervals.py --quick     # cost on ml-1m, about a minute
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/bench_intervals.py coverage-sim --repeats 100
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/bench_intervals.py coverage-real --repeats 40
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/bench_intervals.py bootstrap --n-bootstrap 200
@@ -90,7 +91,7 @@ def time_group(sampled, n_items, group, cache, boot_reps: int) -> dict:
 
 def cost(args) -> pd.DataFrame:
     rows = []
-    for dataset in ("ml-1m", "yelp-diffnet"):
+    for dataset in ("ml-1m",) if args.quick else ("ml-1m", "yelp-diffnet"):
         R, N = ease_ranks(dataset)
         sampled = its.sample_ranks(R, N, SAMPLE_SIZE, rng=args.seed)
         cache = KernelCache()
@@ -145,13 +146,16 @@ def bootstrap(args) -> pd.DataFrame:
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("part", choices=("cost", "coverage-sim", "coverage-real", "bootstrap"))
+    parser.add_argument("part", nargs="?", default="cost", choices=("cost", "coverage-sim", "coverage-real", "bootstrap"))
     parser.add_argument("--repeats", type=int, default=40)
     parser.add_argument("--boot-reps", type=int, default=3, help="bootstrap replicates timed by 'cost'")
     parser.add_argument("--n-bootstrap", type=int, default=200, help="replicates of 'bootstrap'")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--output", help="also write the table as CSV")
+    parser.add_argument("--quick", action="store_true", help="'cost' on ml-1m only, two bootstrap replicates timed")
     args = parser.parse_args(argv)
+    if args.quick:
+        args.boot_reps = 2
     print(f"# {args.part}: n={SAMPLE_SIZE} level={LEVEL} cores={os.cpu_count()} load={os.getloadavg()[0]:.2f} "
           f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')}", flush=True)
     table = {"cost": cost, "coverage-sim": lambda a: coverage(a, False), "coverage-real": lambda a: coverage(a, True),

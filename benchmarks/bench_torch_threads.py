@@ -23,6 +23,7 @@ process on the machine compete for the same cores, so the load average is part o
 Usage::
 
     ITEMSAMPLING_DATA=... python benchmarks/bench_torch_threads.py [--repeats 1]
+    ITEMSAMPLING_DATA=... python benchmarks/bench_torch_threads.py --quick    # one epoch of each model
 """
 
 from __future__ import annotations
@@ -95,7 +96,10 @@ def main() -> None:
     parser.add_argument("--multivae-epochs", type=int, default=5, help="Mult-VAE epochs (registry: 30)")
     parser.add_argument("--repeats", type=int, default=1, help="fits per cell; the minimum is reported")
     parser.add_argument("--seed", type=int, default=0, help="seed of every fit")
+    parser.add_argument("--quick", action="store_true", help="one epoch of each model")
     args = parser.parse_args()
+    if args.quick:
+        args.neumf_epochs = args.multivae_epochs = 1
     epochs = {"neumf": args.neumf_epochs, "multivae": args.multivae_epochs}
 
     train = load_dataset(DATASET).train

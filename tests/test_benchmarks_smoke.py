@@ -142,3 +142,23 @@ def test_groups_benchmark_reports_changes_far_below_the_noise():
     assert {r["estimator"] for r in rows} >= {"mle", "mes", "bv_mle", "mn_mes"}
     for r in rows:
         assert float(r["shared_vs_groups"]) < 0.2, r  # a small fraction of the sampling noise
+
+
+ADAPTIVE = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_adaptive.py"
+
+
+@pytest.mark.slow
+def test_adaptive_benchmark_quick_run_agrees_with_its_baselines():
+    done = subprocess.run([sys.executable, str(ADAPTIVE), "--quick", "--repeats", "1", "--draws", "2"],
+                          capture_output=True, text=True, timeout=600, check=False)
+    assert done.returncode == 0, done.stderr
+    rows = parse_table(done.stdout)
+    assert [(r["task"], r["baseline"]) for r in rows] == [
+        ("rank_distribution", "authors' per-user loop"), ("rank_distribution", "whole kernels"),
+        ("estimate", "whole kernels"), ("study engine", "whole kernels, first draw"),
+        ("study engine", "whole kernels, reused")]
+    for r in rows:  # the observed columns and the whole kernels agree to rounding
+        assert float(r["time_s"]) > 0 and float(r["speedup"]) > 0
+        if r["check"]:
+            assert float(r["value"]) <= (1e-12 if r["check"] == "max_abs_diff_P(R)" else 1e-9), r
+    assert "# public adaptive MLE vs the authors' per-user loop" in done.stdout

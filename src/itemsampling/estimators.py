@@ -223,7 +223,7 @@ def rank_distribution(sampled_ranks: ArrayLike, n_items: int | ArrayLike, sample
             f"distribution P(R); methods that do: {', '.join(RANK_DISTRIBUTION_METHODS)}"
         )
     scheme, n_groups, opts = _split_common(opts)
-    batch = _Batch.build(sampled_ranks, n_items, sample_size, scheme, n_groups, KernelCache(),
+    batch = _Batch.build(sampled_ranks, n_items, sample_size, scheme, n_groups, KernelCache.for_one_call(sample_size),
                          per_user_sizes=method == "adaptive_mle")
     return batch.rank_distribution(Estimator(method, opts))
 
@@ -391,7 +391,8 @@ def estimate_many(
     spec = intervals.interval_spec(interval, interval_method, n_bootstrap, seed)
     per_user = any(e.method == "adaptive_mle" for e in estimators)
     batch = _Batch.build(sampled_ranks, n_items, sample_size, scheme, n_groups,
-                         KernelCache() if cache is None else cache, per_user_sizes=per_user)
+                         KernelCache.for_one_call(sample_size) if cache is None else cache,
+                         per_user_sizes=per_user)
     batch.fit_priors(estimators)
     values = np.vstack([batch.values(e, pairs) for e in estimators])
     bounds = {} if spec is None else intervals.batch_intervals(batch, estimators, pairs, values, spec)

@@ -201,7 +201,7 @@ def influence_values(sampled_ranks, n_items, sample_size, estimator, metrics=("r
     """
     pairs = _estimators._metric_k_pairs(metrics, ks) if targets is None else _estimators._explicit_pairs(targets)
     batch = _estimators._Batch.build(sampled_ranks, n_items, sample_size, scheme, n_groups,
-                                     KernelCache() if cache is None else cache,
+                                     KernelCache.for_one_call(sample_size) if cache is None else cache,
                                      per_user_sizes=estimator.method == "adaptive_mle")
     obs = _Observations.build(batch)
     return _influences(batch, obs, [estimator], pairs)[0][obs.inverse]

@@ -210,13 +210,38 @@ class KernelCache:
     ----------
     max_bytes : int
         Memory budget of the cached arrays (default 2 GiB).
+    full_kernels : bool
+        Whether :meth:`columns` and :meth:`observed` take their columns from the whole kernel
+        (:func:`rank_kernel`, computed once and kept: for a cache that serves many estimations at
+        the same N and n), or compute only the columns asked for (:func:`kernel_columns`, kept
+        for the ranks asked for: for a cache that serves one estimation in which no kernel is
+        read twice, e.g. the adaptive MLE of AAAI'23 eq. 12, which reads the kernel of every
+        sample size n_u of adaptive sampling at the few ranks observed with it).
     """
 
-    def __init__(self, max_bytes: int = 2 * 2**30):
+    def __init__(self, max_bytes: int = 2 * 2**30, *, full_kernels: bool = True):
         self.max_bytes = int(max_bytes)
+        self.full_kernels = bool(full_kernels)
         self._entries: OrderedDict = OrderedDict()  # key -> (value, bytes)
         self._total = 0
         self._observed: tuple | None = None  # (key, value) of the last call of observed()
+
+    @classmethod
+    def for_one_call(cls, sample_size) -> KernelCache:
+        """The cache of one estimation that was given none.
+
+        With one sample size n, the fits and the operators of the call share the full kernel of
+        each N_g. With one n_u per user (adaptive sampling, AAAI'23 Algorithm 1) the adaptive MLE
+        (eq. 12) reads the kernel of each (N_g, n_u) only at the ranks observed with it — some
+        130 of the 6,300 columns of the sizes 100..3,200 of a doubling ladder — so only those
+        columns are computed (``full_kernels=False``).
+
+        Parameters
+        ----------
+        sample_size : int or array_like of int
+            The ``sample_size`` of the call: one n, or one n_u per user.
+        """
+        return cls(full_kernels=np.ndim(sample_size) == 0)
 
     def get(self, key, build):
         """The cached value of ``key``, or ``build()`` (stored if it fits in the budget)."""
@@ -256,16 +281,23 @@ class KernelCache:
         return self._observed[1]
 
     def fits(self, n_items: int, sample_size: int) -> bool:
-        """Whether the full ``(N, n)`` float64 kernel fits in the budget (else columns are
-        computed for each call by :func:`kernel_columns`)."""
-        return n_items * sample_size * 8 <= self.max_bytes
+        """Whether :meth:`columns` takes its columns from the full ``(N, n)`` float64 kernel:
+        with ``full_kernels`` when that kernel fits in the budget (else columns are computed by
+        :func:`kernel_columns`)."""
+        return self.full_kernels and n_items * sample_size * 8 <= self.max_bytes
 
     def columns(self, n_items: int, sample_size: int, sampled_ranks, scheme: str = "binomial") -> np.ndarray:
-        """Columns P(r | R) at ``sampled_ranks``, taken from the cached full kernel when it fits
-        in the budget (then equal to :func:`rank_kernel`), else from :func:`kernel_columns`."""
-        if not self.fits(n_items, sample_size):
-            return kernel_columns(n_items, sample_size, sampled_ranks, scheme)
-        return self.kernel(n_items, sample_size, scheme)[:, np.asarray(sampled_ranks, dtype=np.int64) - 1]
+        """Columns P(r | R) at ``sampled_ranks``, taken from the cached full kernel when it
+        :meth:`fits` (then equal to :func:`rank_kernel`), else from :func:`kernel_columns`
+        (without ``full_kernels`` kept for these ranks, so that a second reader of the same
+        columns in the call, e.g. the interval of :mod:`itemsampling.intervals`, shares them)."""
+        ranks = np.asarray(sampled_ranks, dtype=np.int64)
+        if self.fits(n_items, sample_size):
+            return self.kernel(n_items, sample_size, scheme)[:, ranks - 1]
+        if self.full_kernels:
+            return kernel_columns(n_items, sample_size, ranks, scheme)
+        key = ("columns", int(n_items), int(sample_size), scheme, hashlib.sha1(ranks.tobytes()).hexdigest())
+        return self.get(key, lambda: kernel_columns(n_items, sample_size, ranks, scheme))
 
 
 def _nbytes(value) -> int:
