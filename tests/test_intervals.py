@@ -22,8 +22,8 @@ from scipy.stats import binom
 
 import itemsampling as its
 from itemsampling.candidates import CandidateGroups
-from itemsampling.estimators import Estimator, estimate, estimate_many
-from itemsampling.intervals import influence_values, interval_coverage
+from itemsampling.estimators import Estimator, estimate, estimate_many, influence_values
+from itemsampling.intervals import interval_coverage
 from itemsampling.kernels import KernelCache, rank_kernel
 from itemsampling.metrics import rank_weight
 from itemsampling.studies.engine import repeat_estimates

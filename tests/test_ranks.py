@@ -13,10 +13,10 @@ from scipy import stats
 from itemsampling.kernels import rank_kernel
 from itemsampling.models.base import Recommender
 from itemsampling.ranks import (
-    _draw_positions,
-    _nth_allowed,
     adaptive_sampled_ranks,
+    draw_positions,
     global_ranks,
+    nth_allowed,
     ranks_from_scores,
     read_ranks,
     sampled_ranks,
@@ -126,7 +126,7 @@ def test_ranks_from_scores_rejects_nan_and_target_in_training():
         ranks_from_scores(scores, [0], [2], seed=0)
 
 
-def test_nth_allowed_matches_set_difference():
+def testnth_allowed_matches_set_difference():
     rng = np.random.default_rng(0)
     n_rows, n_items = 30, 25
     excluded = sp.csr_matrix(rng.random((n_rows, n_items)) < 0.3)
@@ -135,7 +135,7 @@ def test_nth_allowed_matches_set_difference():
     allowed = [np.setdiff1d(np.arange(n_items), excluded[r].indices) for r in range(n_rows)]
     positions = np.array([rng.integers(0, allowed[r].size) for r in rows])
     expected = np.array([allowed[r][k] for r, k in zip(rows, positions, strict=True)])
-    np.testing.assert_array_equal(_nth_allowed(excluded, rows, positions), expected)
+    np.testing.assert_array_equal(nth_allowed(excluded, rows, positions), expected)
 
 
 @pytest.mark.parametrize(("pool", "count", "existing"), [(6, 2, 0), (12, 2, 2), (5, 3, 0), (7, 2, 2)])
@@ -144,7 +144,7 @@ def test_draws_without_replacement_are_uniform_subsets(pool, count, existing):
     rng = np.random.default_rng(12345)
     rows = 20000
     old = np.tile(np.arange(existing), (rows, 1))
-    new = _draw_positions(rng, np.full(rows, pool), count, replace=False, existing=old)
+    new = draw_positions(rng, np.full(rows, pool), count, replace=False, existing=old)
     full = np.sort(np.concatenate([old, new], axis=1), axis=1)
     assert (np.diff(full, axis=1) > 0).all() and new.min() >= existing and new.max() < pool
     _, counts = np.unique(np.sort(new, axis=1), axis=0, return_counts=True)

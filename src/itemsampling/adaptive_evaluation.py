@@ -29,7 +29,7 @@ replacement), so both likelihoods have the same maximiser.
 code); an ``(n_users, N)`` sparse matrix ``exclude`` (e.g. the training matrix: the ``unseen``
 protocol of Krichene & Rendle) removes each user's row from its candidates, so user u has
 N_u = N - |exclude_u| of them. **Ties** are broken as in :mod:`itemsampling.ranks`, by the
-seeded keys of :func:`~itemsampling.ranks.tie_break_keys`: with the same ``tie_seed`` the
+seeded keys of :func:`~itemsampling.candidate_sampling.tie_break_keys`: with the same ``tie_seed`` the
 sampled ranks share the total order of :func:`~itemsampling.ranks.global_ranks`, so a sampled
 rank is 1 + (number of sampled items that precede the target in the global order).
 """
@@ -49,17 +49,17 @@ import pandas as pd
 import scipy.sparse as sp
 
 from ._validation import as_generator, check_n_items, check_positive_integer, check_seed
-from .estimators import estimate
-from .models.base import progress_bar
-from .ranks import (
-    _check_sampling,
-    _draw_positions,
-    _excluded,
-    _nth_allowed,
-    _precedes,
-    _test_users,
+from .candidate_sampling import (
+    check_sample_sizes,
+    draw_positions,
+    non_candidates,
+    nth_allowed,
+    precedes,
+    test_users,
     tie_break_keys,
 )
+from .estimators import estimate
+from .models.base import progress_bar
 from .simulation import sampling_cost
 
 __all__ = ["AdaptiveEvaluation", "ScoringCost", "evaluate_adaptive", "sample_adaptively"]
@@ -154,7 +154,7 @@ def sample_adaptively(score_sets: Callable[[np.ndarray, np.ndarray], np.ndarray]
 
     The first call scores every set's target (column 0) with its n_0 - 1 drawn items; each
     doubling round then scores only the new items of the sets whose target is still first.
-    Draws are made by :func:`itemsampling.ranks._draw_positions` (without replacement: a
+    Draws are made by :func:`itemsampling.candidate_sampling.draw_positions` (without replacement: a
     uniform subset of the candidates, growing), so the union of a set's draws is a uniform
     sample of its final size.
 
@@ -175,7 +175,7 @@ def sample_adaptively(score_sets: Callable[[np.ndarray, np.ndarray], np.ndarray]
     rng : numpy.random.Generator
         Source of the draws.
     tie_seed : int
-        Tie-break seed (:func:`itemsampling.ranks.tie_break_keys`).
+        Tie-break seed (:func:`itemsampling.candidate_sampling.tie_break_keys`).
 
     Returns
     -------
@@ -184,14 +184,14 @@ def sample_adaptively(score_sets: Callable[[np.ndarray, np.ndarray], np.ndarray]
     """
     pool = excluded.shape[1] - np.diff(excluded.indptr)  # N_u - 1 candidates besides the target
     every = np.arange(targets.size)
-    drawn = _draw_positions(rng, pool, n0 - 1, replace)
-    items = _nth_allowed(excluded, every[:, None], drawn)
+    drawn = draw_positions(rng, pool, n0 - 1, replace)
+    items = nth_allowed(excluded, every[:, None], drawn)
     scores = score_sets(every, np.column_stack([targets, items]))
     target_scores = np.array(scores[:, :1])  # a copy: kept while the scorer is called again
     target_keys = tie_break_keys(users, targets, tie_seed)[:, None]
 
     def preceding(sets, items, scores):
-        return _precedes(scores, target_scores[sets], users[sets][:, None], items, target_keys[sets],
+        return precedes(scores, target_scores[sets], users[sets][:, None], items, target_keys[sets],
                          tie_seed).sum(axis=1)
 
     ranks = 1 + preceding(every, items, scores[:, 1:])
@@ -201,8 +201,8 @@ def sample_adaptively(score_sets: Callable[[np.ndarray, np.ndarray], np.ndarray]
     drawn = None if replace else drawn[active]  # positions drawn so far, active sets only
     while active.size:
         new_size = min(2 * size, n_max)
-        extra = _draw_positions(rng, pool[active], new_size - size, replace, drawn)
-        items = _nth_allowed(excluded, active[:, None], extra)
+        extra = draw_positions(rng, pool[active], new_size - size, replace, drawn)
+        items = nth_allowed(excluded, active[:, None], extra)
         hits = preceding(active, items, score_sets(active, items))
         ranks[active] = 1 + hits
         sizes[active] = new_size
@@ -295,13 +295,13 @@ def evaluate_adaptive(
     test_items = np.asarray(test_items)
     if test_items.ndim != 1:
         raise ValueError(f"test_items must be a 1-D array, one held-out item per user, got shape {test_items.shape}")
-    users, targets = _test_users(test_items, test_items.size, users)
+    users, targets = test_users(test_items, test_items.size, users)
     if targets.max() >= n_items:
         raise ValueError(f"test_items must be item indices in 0..{n_items - 1} (or -1 for no held-out item), "
                          f"found {int(targets.max())}")
     exclude = _check_exclude(exclude, test_items.size, n_items, users, targets)
     n_candidates = np.full(users.size, n_items) if exclude is None else n_items - np.diff(exclude.indptr)[users]
-    _check_sampling(int(np.min(n_candidates)), [("n0", n0), ("n_max", n_max)])
+    check_sample_sizes(int(np.min(n_candidates)), [("n0", n0), ("n_max", n_max)])
     gen = as_generator(rng)
     scorer = _CheckedScorer(score)
     ranks = np.empty(users.size, dtype=np.int64)
@@ -310,7 +310,7 @@ def evaluate_adaptive(
         for start in range(0, users.size, batch_size):
             part = slice(start, start + batch_size)
             batch, batch_targets = users[part], targets[part]
-            excluded = _excluded(None if exclude is None else exclude[batch], batch_targets, n_items)
+            excluded = non_candidates(None if exclude is None else exclude[batch], batch_targets, n_items)
 
             def score_sets(sets, items, batch=batch):
                 return scorer(batch[sets], items)

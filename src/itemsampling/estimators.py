@@ -92,6 +92,7 @@ __all__ = [
     "ImpossibleEstimateWarning",
     "estimate",
     "estimate_many",
+    "influence_values",
     "method_options",
     "rank_distribution",
 ]
@@ -413,6 +414,37 @@ def estimate_many(
     return out
 
 
+def influence_values(sampled_ranks: ArrayLike, n_items: int | ArrayLike, sample_size: int | ArrayLike,
+                     estimator: Estimator, metrics: Sequence[str] | str = ("recall", "ndcg", "ap"),
+                     ks: Iterable[int | None] | int | None = range(1, 51), *,
+                     targets: Sequence[tuple[str, int | None]] | None = None, scheme: str = "binomial",
+                     n_groups: int | None = DEFAULT_N_GROUPS, cache: KernelCache | None = None) -> np.ndarray:
+    """Influence value ψ_u = M ∂θ̂/∂c_{o(u)} of each user on each estimated metric.
+
+    To first order the estimate is the mean of ψ_u over the users: replacing user u's
+    observation by user v's changes it by about (ψ_v − ψ_u)/M. For the linear corrections ψ_u is
+    the corrected metric of the user's sampled rank, and their mean is the estimate exactly.
+    See the module docstring for how each estimator's ψ is computed.
+
+    Parameters
+    ----------
+    sampled_ranks, n_items, sample_size, metrics, ks, targets, scheme, n_groups, cache
+        As in :func:`itemsampling.estimate_many`.
+    estimator : Estimator
+        The estimator.
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape ``(M, m)``: one row per user, one column per (metric, K).
+    """
+    pairs = _metric_k_pairs(metrics, ks) if targets is None else _explicit_pairs(targets)
+    batch = _Batch.build(sampled_ranks, n_items, sample_size, scheme, n_groups,
+                         KernelCache.for_one_call(sample_size) if cache is None else cache,
+                         per_user_sizes=estimator.method == "adaptive_mle")
+    return intervals.batch_influences(batch, estimator, pairs)
+
+
 # ----------------------------------------------------------------------------- one batch of ranks
 
 
@@ -437,6 +469,25 @@ class _Batch:
             )
         sizes = int(per_user[0]) if np.ndim(sample_size) == 0 else per_user
         return cls(ranks, groups, sizes, n_items, scheme, n_groups, cache)
+
+    def refit(self, users: np.ndarray, estimators: Sequence[Estimator], pairs) -> np.ndarray:
+        """Estimates ``(E, m)`` of ``estimators`` on the users ``users`` of this call (indices,
+        with repeats: a bootstrap resample), with this call's kernels; every user keeps its own
+        N_g, so the resample keeps the candidate groups."""
+        groups = self.groups
+        n_items = self.n_items if np.ndim(self.n_items) == 0 else groups.n_items[groups.index]
+        sizes = self.sizes if np.ndim(self.sizes) == 0 else self.sizes[users]
+        table = estimate_many(self.ranks[users], n_items if np.ndim(n_items) == 0 else n_items[users], sizes,
+                              estimators, targets=pairs, scheme=self.scheme, n_groups=None, cache=self.cache,
+                              warn=False)
+        return table["estimate"].to_numpy().reshape(len(estimators), len(pairs))
+
+    def prior_fit_of(self, est: Estimator) -> Estimator:
+        """The fit of P̂(R) behind a BV or MN estimator with a fitted prior (``bv_mle`` ...
+        ``mn_mes``), with the options of ``est`` that the fit accepts."""
+        _, _, prior_method = est.method.partition("_")
+        own = method_options(prior_method)
+        return Estimator(prior_method, {k: v for k, v in est.options.items() if k in own})
 
     # -------------------------------------------------------------- shared pieces
 

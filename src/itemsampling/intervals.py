@@ -67,11 +67,9 @@ from scipy.special import ndtri
 from tqdm import tqdm
 
 from . import corrections
-from . import estimators as _estimators  # circular: only used at call time
 from ._validation import as_generator, check_choice, check_distribution, check_positive_integer
 from .distributions import DEFAULT_C, DEFAULT_ETA, wmle_weights
 from .em import DEFAULT_MAX_ITER, DEFAULT_TOL, BandedKernel
-from .kernels import KernelCache
 
 __all__ = [
     "COVERAGE_KEYS",
@@ -79,7 +77,7 @@ __all__ = [
     "DEFAULT_SEED",
     "INTERVAL_METHODS",
     "IntervalSpec",
-    "influence_values",
+    "batch_influences",
     "interval_coverage",
     "interval_spec",
 ]
@@ -177,32 +175,10 @@ def batch_intervals(batch, estimators, pairs, values: np.ndarray, spec: Interval
     return {"se": se, "lower": values - spec.z * se, "upper": values + spec.z * se}
 
 
-def influence_values(sampled_ranks, n_items, sample_size, estimator, metrics=("recall", "ndcg", "ap"),
-                     ks=range(1, 51), *, targets=None, scheme: str = "binomial", n_groups=20,
-                     cache=None) -> np.ndarray:
-    """Influence value ψ_u = M ∂θ̂/∂c_{o(u)} of each user on each estimated metric.
-
-    To first order the estimate is the mean of ψ_u over the users: replacing user u's
-    observation by user v's changes it by about (ψ_v − ψ_u)/M. For the linear corrections ψ_u is
-    the corrected metric of the user's sampled rank, and their mean is the estimate exactly.
-    See the module docstring for how each estimator's ψ is computed.
-
-    Parameters
-    ----------
-    sampled_ranks, n_items, sample_size, metrics, ks, targets, scheme, n_groups, cache
-        As in :func:`itemsampling.estimate_many`.
-    estimator : Estimator
-        The estimator.
-
-    Returns
-    -------
-    numpy.ndarray
-        Shape ``(M, m)``: one row per user, one column per (metric, K).
-    """
-    pairs = _estimators._metric_k_pairs(metrics, ks) if targets is None else _estimators._explicit_pairs(targets)
-    batch = _estimators._Batch.build(sampled_ranks, n_items, sample_size, scheme, n_groups,
-                                     KernelCache.for_one_call(sample_size) if cache is None else cache,
-                                     per_user_sizes=estimator.method == "adaptive_mle")
+def batch_influences(batch, estimator, pairs) -> np.ndarray:
+    """Influence values ψ_u of each user of a validated call (``batch``, built by
+    :mod:`itemsampling.estimators`) on each (metric, K) of ``pairs`` for one estimator, shape
+    ``(M, m)`` (:func:`itemsampling.estimators.influence_values` is the public form)."""
     obs = _Observations.build(batch)
     return _influences(batch, obs, [estimator], pairs)[0][obs.inverse]
 
@@ -328,8 +304,7 @@ def _linear_part(batch, obs: _Observations, est, pairs):
     family, _, prior_method = est.method.partition("_")
     if prior_method not in ("mle", "mes"):
         return psi, None  # a fixed correction: the estimate is linear in the counts
-    own = {k: v for k, v in est.options.items() if k in _estimators.method_options(prior_method)}
-    prior_est = _estimators.Estimator(prior_method, own)
+    prior_est = batch.prior_fit_of(est)
     return psi, (prior_est, _prior_adjoint(batch, est, pairs, family, batch._prior(prior_est)))
 
 
@@ -523,14 +498,8 @@ def _bootstrap(batch, estimators: Sequence, pairs, spec: IntervalSpec) -> np.nda
     order = np.argsort(groups.index, kind="stable")
     slot_group = groups.index[order]
     starts = np.r_[0, np.cumsum(groups.n_users)[:-1]]
-    # every user carries its group's N_g, so the resamples keep the groups (n_groups=None)
-    n_items = batch.n_items if np.ndim(batch.n_items) == 0 else groups.n_items[groups.index]
     out = np.empty((spec.n_bootstrap, len(estimators), len(pairs)))
     for b in tqdm(range(spec.n_bootstrap), desc="bootstrap", disable=None, leave=False):
         users = order[starts[slot_group] + rng.integers(0, groups.n_users[slot_group])]
-        sizes = batch.sizes if np.ndim(batch.sizes) == 0 else batch.sizes[users]
-        table = _estimators.estimate_many(
-            batch.ranks[users], n_items if np.ndim(n_items) == 0 else n_items[users], sizes, estimators,
-            targets=pairs, scheme=batch.scheme, n_groups=None, cache=batch.cache, warn=False)
-        out[b] = table["estimate"].to_numpy().reshape(len(estimators), len(pairs))
+        out[b] = batch.refit(users, estimators, pairs)
     return out

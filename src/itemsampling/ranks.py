@@ -37,7 +37,17 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from ._validation import as_generator, check_choice, check_positive_integer, check_seed
+from ._validation import as_generator, check_choice, check_positive_integer
+from .adaptive_evaluation import sample_adaptively
+from .candidate_sampling import (
+    check_sample_sizes,
+    draw_positions,
+    non_candidates,
+    nth_allowed,
+    precedes,
+    test_users,
+    tie_break_keys,
+)
 from .models.base import Recommender, score_batches
 
 __all__ = [
@@ -56,35 +66,6 @@ PROTOCOLS = ("unseen", "all")
 #: how a target is ranked among candidates with the same score (see the module docstring)
 TIES = ("random", "pessimistic", "optimistic")
 
-_U64 = np.uint64
-_GOLDEN = _U64(0x9E3779B97F4A7C15)
-
-
-def _splitmix64(x: np.ndarray) -> np.ndarray:
-    """The splitmix64 finaliser (Steele, Lea & Flood 2014) on a uint64 array (wraps modulo 2^64)."""
-    z = x + _GOLDEN
-    z = (z ^ (z >> _U64(30))) * _U64(0xBF58476D1CE4E5B9)
-    z = (z ^ (z >> _U64(27))) * _U64(0x94D049BB133111EB)
-    return z ^ (z >> _U64(31))
-
-
-def tie_break_keys(users, items, seed: int) -> np.ndarray:
-    """Seeded random tie-break keys key(u, i), uint64, broadcast over ``users`` and ``items``.
-
-    Among items with equal scores, the one with the smaller key ranks first. The key is a
-    hash of (seed, user, item): the same pair always gets the same key, whatever array it is
-    in, and for a fixed user the keys of different items behave like independent uniform draws
-    (so every order of tied items is equally likely).
-    """
-    seed = check_seed(seed)
-    if seed is None:
-        raise ValueError("a tie-break seed (non-negative integer) is required")
-    u = np.atleast_1d(np.asarray(users, dtype=np.int64)).astype(_U64)
-    i = np.atleast_1d(np.asarray(items, dtype=np.int64)).astype(_U64)
-    base = _splitmix64(_splitmix64(np.atleast_1d(_U64(seed))) ^ u)
-    return _splitmix64(base + _GOLDEN * i)
-
-
 def _check_protocol(protocol: str) -> str:
     return check_choice("protocol", protocol, PROTOCOLS)
 
@@ -92,21 +73,6 @@ def _check_protocol(protocol: str) -> str:
 def _check_scores(scores: np.ndarray) -> None:
     if np.isnan(scores).any():
         raise ValueError("the model returned NaN scores; ranks are undefined")
-
-
-def _precedes(scores, target_scores, users, items, target_keys, seed) -> np.ndarray:
-    """Whether items (with ``scores``) precede the targets in the seeded total order.
-
-    ``scores``/``users``/``items`` share one shape; ``target_scores``/``target_keys`` broadcast.
-    """
-    out = scores > target_scores
-    tied = np.nonzero(scores == target_scores)
-    if tied[0].size:
-        users_b = np.broadcast_to(users, scores.shape)[tied]
-        items_b = np.broadcast_to(items, scores.shape)[tied]
-        keys_t = np.broadcast_to(target_keys, scores.shape)[tied]
-        out[tied] = tie_break_keys(users_b, items_b, seed) < keys_t
-    return out
 
 
 def ranks_from_scores(scores, users, targets, *, exclude=None, seed: int,
@@ -147,7 +113,7 @@ def ranks_from_scores(scores, users, targets, *, exclude=None, seed: int,
     t_scores = scores[rows, targets][:, None]
     if ties == "random":
         t_keys = tie_break_keys(users, targets, seed)[:, None]
-        before = _precedes(scores, t_scores, users[:, None], np.arange(n_items)[None, :], t_keys, seed)
+        before = precedes(scores, t_scores, users[:, None], np.arange(n_items)[None, :], t_keys, seed)
     else:
         before = scores >= t_scores if ties == "pessimistic" else scores > t_scores
     before[rows, targets] = False
@@ -162,21 +128,6 @@ def ranks_from_scores(scores, users, targets, *, exclude=None, seed: int,
         counts -= np.bincount(ex_rows, weights=before[ex_rows, ex_items].astype(np.float64), minlength=n_rows).astype(np.int64)
         n_candidates -= np.diff(exclude.indptr)
     return 1 + counts.astype(np.int64), n_candidates
-
-
-def _test_users(test_items, n_users: int, users) -> tuple[np.ndarray, np.ndarray]:
-    test_items = np.asarray(test_items)
-    if test_items.shape != (n_users,) or not np.issubdtype(test_items.dtype, np.integer):
-        raise ValueError(f"test_items must be an integer array with one entry per user ({n_users})")
-    if users is None:
-        users = np.flatnonzero(test_items >= 0)
-    else:
-        users = np.asarray(users, dtype=np.int64)
-        if users.size and (users.min() < 0 or users.max() >= n_users or (test_items[users] < 0).any()):
-            raise ValueError("users must be row indices of users that have a held-out item")
-    if users.size == 0:
-        raise ValueError("no test users: every test_items entry is -1")
-    return users, test_items[users].astype(np.int64)
 
 
 def global_ranks(
@@ -222,7 +173,7 @@ def global_ranks(
     """
     protocols = [_check_protocol(p) for p in protocols]
     ties = check_choice("ties", ties, TIES)
-    users, targets = _test_users(test_items, model.n_users, users)
+    users, targets = test_users(test_items, model.n_users, users)
     pos = 0
     out = {p: {"rank": np.empty(users.size, np.int64), "n": np.empty(users.size, np.int64)} for p in protocols}
     for batch, scores in score_batches(model, users, batch_size, progress):
@@ -239,81 +190,6 @@ def global_ranks(
     }
 
 
-def _excluded(excluded_rows, targets: np.ndarray, n_items: int) -> sp.csr_matrix:
-    """``(B, N)`` pattern of the non-candidates of B users: each one's target, plus its row of
-    ``excluded_rows`` (``(B, N)`` sparse, e.g. the training items under ``unseen``; ``None``
-    under ``all``). Indices are sorted, as :func:`_nth_allowed` needs."""
-    target = sp.csr_matrix(
-        (np.ones(targets.size, np.float32), (np.arange(targets.size), targets)), shape=(targets.size, n_items)
-    )
-    out = sp.csr_matrix(target if excluded_rows is None else target + excluded_rows)
-    out.sort_indices()
-    return out
-
-
-def _nth_allowed(excluded: sp.csr_matrix, rows: np.ndarray, positions: np.ndarray) -> np.ndarray:
-    """Item id of the ``positions``-th (0-based) non-excluded item of row ``rows`` of ``excluded``.
-
-    All rows are handled at once on the flattened index row * N + item: with the excluded flat
-    indices E_0 < E_1 < ... and A_m = E_m - m, the g-th non-excluded flat index is
-    g + #{m : A_m <= g}.
-    """
-    n_items = excluded.shape[1]
-    ex_rows = np.repeat(np.arange(excluded.shape[0], dtype=np.int64), np.diff(excluded.indptr))
-    flat = ex_rows * n_items + excluded.indices
-    adjusted = flat - np.arange(flat.size)
-    g = rows * n_items - excluded.indptr[rows] + positions
-    return g + np.searchsorted(adjusted, g, side="right") - rows * n_items
-
-
-def _draw_positions(rng, pool: np.ndarray, count: int, replace: bool, existing=None) -> np.ndarray:
-    """Draw ``count`` positions in 0..pool_b-1 for every row b.
-
-    With replacement they are i.i.d. uniform. Without, they are distinct and distinct from the
-    row's ``existing`` positions: duplicates are redrawn until none is left, which gives a
-    uniform subset because the procedure treats all positions alike; rows that need more than
-    half of their pool use a uniform random order of the pool instead.
-    """
-    n_rows = pool.size
-    new = rng.integers(0, pool[:, None], size=(n_rows, count))
-    if replace or count == 0:
-        return new
-    old = np.zeros((n_rows, 0), np.int64) if existing is None else existing
-    dense = 2 * (old.shape[1] + count) > pool
-    if dense.any():
-        idx = np.flatnonzero(dense)
-        keys = rng.random((idx.size, int(pool[idx].max())))
-        keys[np.arange(keys.shape[1])[None, :] >= pool[idx, None]] = np.inf
-        np.put_along_axis(keys, old[idx], np.inf, axis=1)
-        new[idx] = np.argsort(keys, axis=1, kind="stable")[:, :count]
-    sparse_rows = np.flatnonzero(~dense)
-    while sparse_rows.size:
-        full = np.concatenate([old[sparse_rows], new[sparse_rows]], axis=1)
-        order = np.argsort(full, axis=1, kind="stable")
-        ordered = np.take_along_axis(full, order, axis=1)
-        dup = np.zeros_like(full, dtype=bool)
-        np.put_along_axis(dup, order[:, 1:], ordered[:, 1:] == ordered[:, :-1], axis=1)
-        dup = dup[:, old.shape[1]:]  # a repeated value is always a later (new) column
-        hit_rows, hit_cols = np.nonzero(dup)
-        if hit_rows.size == 0:
-            break
-        rows = sparse_rows[hit_rows]
-        new[rows, hit_cols] = rng.integers(0, pool[rows])
-        sparse_rows = np.unique(rows)
-    return new
-
-
-def _check_sampling(n_candidates_min: int, sizes: Sequence[tuple[str, int]]) -> None:
-    for name, value in sizes:
-        check_positive_integer(name, value)
-        if value > n_candidates_min:
-            raise ValueError(
-                f"{name} = {value} exceeds the number of candidate items of some user "
-                f"(smallest N_u = {n_candidates_min}); the sample set is the target plus n - 1 "
-                "other candidates"
-            )
-
-
 def _min_candidates(model: Recommender, users: np.ndarray, protocol: str) -> int:
     if protocol == "all":
         return model.n_items
@@ -328,33 +204,33 @@ def _sampling_setup(model, test_items, protocol, repeats, rng, users, sizes):
     protocol = _check_protocol(protocol)
     repeats = check_positive_integer("repeats", repeats)
     gen = as_generator(rng)
-    test_users, _ = _test_users(test_items, model.n_users, users)
-    _check_sampling(_min_candidates(model, test_users, protocol), sizes)
-    return protocol, repeats, gen, test_users
+    tested, _ = test_users(test_items, model.n_users, users)
+    check_sample_sizes(_min_candidates(model, tested, protocol), sizes)
+    return protocol, repeats, gen, tested
 
 
 def _sampling_batches(model, test_items, protocol, users, repeats, batch_size, progress):
     """Yield per batch: users, targets, scores, the non-candidate pattern, the pool size N_u - 1
     of candidates other than the target, and the batch row of each of the ``repeats`` sample
     sets per user."""
-    users, targets = _test_users(test_items, model.n_users, users)
+    users, targets = test_users(test_items, model.n_users, users)
     pos = 0
     for batch, scores in score_batches(model, users, batch_size, progress):
         _check_scores(scores)
         t = targets[pos : pos + batch.size]
         pos += batch.size
-        excluded = _excluded(model.train_[batch] if protocol == "unseen" else None, t, model.n_items)
+        excluded = non_candidates(model.train_[batch] if protocol == "unseen" else None, t, model.n_items)
         pool = model.n_items - np.diff(excluded.indptr)
         yield batch, t, scores, excluded, pool, np.tile(np.arange(batch.size), repeats)
 
 
 def _count_preceding(scores, batch, targets, excluded, rows, positions, tie_seed) -> np.ndarray:
     """Number of drawn items (``positions`` of rows ``rows`` of the batch) preceding the target."""
-    items = _nth_allowed(excluded, rows[:, None], positions)
+    items = nth_allowed(excluded, rows[:, None], positions)
     s = scores[rows[:, None], items]
     t_scores = scores[rows, targets[rows]][:, None]
     t_keys = tie_break_keys(batch[rows], targets[rows], tie_seed)[:, None]
-    return _precedes(s, t_scores, batch[rows][:, None], items, t_keys, tie_seed).sum(axis=1)
+    return precedes(s, t_scores, batch[rows][:, None], items, t_keys, tie_seed).sum(axis=1)
 
 
 def sampled_ranks(
@@ -404,14 +280,14 @@ def sampled_ranks(
         Columns ``repeat``, ``user``, ``item``, ``rank`` (r_u in 1..n), ``sample_size`` (n) and
         ``n_candidates`` (N_u), ordered by repeat then user.
     """
-    protocol, repeats, gen, test_users = _sampling_setup(
+    protocol, repeats, gen, tested = _sampling_setup(
         model, test_items, protocol, repeats, rng, users, [("sample_size", sample_size)]
     )
     frames = []
     for batch, targets, scores, excluded, pool, rows in _sampling_batches(
-        model, test_items, protocol, test_users, repeats, batch_size, progress
+        model, test_items, protocol, tested, repeats, batch_size, progress
     ):
-        positions = _draw_positions(gen, pool[rows], sample_size - 1, replace)
+        positions = draw_positions(gen, pool[rows], sample_size - 1, replace)
         ranks = 1 + _count_preceding(scores, batch, targets, excluded, rows, positions, tie_seed)
         frames.append(_frame(rows, batch, targets, ranks, np.full(rows.size, sample_size), pool, repeats))
     return _combine(frames)
@@ -453,17 +329,15 @@ def adaptive_sampled_ranks(
         Columns ``repeat``, ``user``, ``item``, ``rank`` (r_u), ``sample_size`` (final n_u) and
         ``n_candidates`` (N_u).
     """
-    protocol, repeats, gen, test_users = _sampling_setup(
+    protocol, repeats, gen, tested = _sampling_setup(
         model, test_items, protocol, repeats, rng, users, [("n0", n0), ("n_max", n_max)]
     )
     if n0 > n_max:
         raise ValueError(f"n0 = {n0} must not exceed n_max = {n_max}")
     # one implementation of Algorithm 1: the live evaluation's, with the batch's scores as scorer
-    from .adaptive_evaluation import sample_adaptively
-
     frames = []
     for batch, targets, scores, excluded, pool, rows in _sampling_batches(
-        model, test_items, protocol, test_users, repeats, batch_size, progress
+        model, test_items, protocol, tested, repeats, batch_size, progress
     ):
         def score_sets(sets, items, rows=rows, scores=scores):
             return scores[rows[sets][:, None], items]

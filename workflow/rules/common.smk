@@ -47,7 +47,8 @@ VERDICTS = VERDICTS_PATH.as_posix()
 #: the code that determines the global ranks (data, models, ranking, the train command)
 RANKS_CODE = sorted(
     str(p) for p in PACKAGE
-    if Path(p).relative_to(_PACKAGE_DIR).parts[0] in ("data", "models", "ranks.py", "_validation.py")
+    if Path(p).relative_to(_PACKAGE_DIR).parts[0] in ("data", "models", "ranks.py", "candidate_sampling.py",
+                                                      "_validation.py")
     or p.endswith(os.path.join("commands", "train.py"))
 )
 
