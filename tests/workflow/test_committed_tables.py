@@ -37,6 +37,8 @@ def _expected(step: str, config) -> tuple[dict, int | None]:
     """The parameters and seed that the workflow passes to ``step``."""
     if step == "data stats":
         return {"datasets": sorted(config["train"])}, None
+    if step == "study verdicts":
+        return {"notebooks": {name: spec["study"] for name, spec in sorted(NOTEBOOKS.items())}}, None
     study = step.removeprefix("study tables --study ")
     return canonical_config(load_study(study).study_config(config)), config["seed"]
 
@@ -51,7 +53,7 @@ def test_every_step_ran_with_the_configured_parameters(config):
     steps = {record["step"] for record in records.values()}
     expected_steps = {"data stats", *(f"study tables --study {spec['study']}" for spec in NOTEBOOKS.values()),
                       "study tables --study live_evaluation", "study tables --study wmle_readings",
-                      "study tables --study mn_users", "study tables --study adaptive_sensitivity"}
+                      "study tables --study mn_users", "study tables --study adaptive_sensitivity", "study verdicts"}
     assert steps == expected_steps
     for path, record in records.items():
         parameters, seed = _expected(record["step"], config)

@@ -51,9 +51,17 @@ def test_bottom_ranks_with_context_splits_the_users_of_each_model(tmp_path, trai
         assert cooccurrence.loc["none", "bottom_share"] == pytest.approx(expected, nan_ok=True)
 
 
-def test_notebook_00_tests_no_claim_of_the_papers(tmp_path):
-    frame = verdict_table({"00_data_and_models": "data_and_models"}, tmp_path)
-    assert list(frame.columns) == list(COLUMNS) and frame.empty
+def test_notebook_00_compares_our_datasets_with_the_papers(tmp_path):
+    folder = tmp_path / "results" / "tables" / "00_data_and_models"
+    folder.mkdir(parents=True)
+    pd.DataFrame({"dataset": ["ml-1m", "yelp-diffnet", "tiny"], "interactions": [1000209, 205529, 10],
+                  "users": [6040, 17220, 2], "items": [3706, 35351, 5]}).to_csv(folder / "datasets.csv", index=False)
+    frame = verdict_table({"00_data_and_models": "data_and_models"}, tmp_path).set_index("dataset")
+    assert list(frame.columns) == [c for c in COLUMNS if c != "dataset"]
+    assert frame.loc["ml-1m", "verdict"] == "reproduced"  # the papers' 6,040 users, 3,706 items, 1,000,209 pairs
+    assert frame.loc["yelp-diffnet", "verdict"] == "not testable here"
+    assert "25,677 users" in frame.loc["yelp-diffnet", "paper_value"]
+    assert "tiny" not in frame.index  # no dataset of the papers
 
 
 def test_the_sinking_note_names_the_model_and_shares_of_the_dataset():
