@@ -185,9 +185,9 @@ def summary_markdown(frame: pd.DataFrame) -> str:
 
 def _rst_text(text: str) -> str:
     """``text`` with what reStructuredText reads as markup escaped (``|a - b|`` is a substitution
-    reference there, ``*`` emphasis, ``_`` a link)."""
+    reference there, ``*`` emphasis, ``_`` a link, ``Recall@10`` an e-mail address)."""
     out = str(text).replace("\\", "\\\\")
-    for char in "|*`_":
+    for char in "|*`_@":
         out = out.replace(char, "\\" + char)
     return out
 
@@ -199,5 +199,6 @@ def report_summary(frame: pd.DataFrame) -> dict:
     counts = verdict_counts(frame)
     missed = frame[frame["verdict"] == "not reproduced"].astype(str).map(_rst_text)
     missed["paper"] = [PAPERS[p] for p in frame[frame["verdict"] == "not reproduced"]["paper"]]
+    missed["claim"] = missed["claim"].str.rstrip(".")
     return {"counts": [{"paper": paper, **{v: int(n) for v, n in row.items()}} for paper, row in counts.iterrows()],
             "not_reproduced": missed.to_dict("records")}
