@@ -224,3 +224,12 @@ def test_mapping_verdicts_follow_the_errors_and_the_parameters():
     rows = mapping_functions.claims(_reader("03_mapping_functions", beta_parameters=as_paper))
     for protocol in ("all", "unseen"):
         assert _verdict(rows, f"Beta@P parameters a of eq. 19 (n = 100), read as protocol `{protocol}`") == "reproduced"
+
+
+def test_the_notebook_table_is_the_same_on_every_run():
+    from itemsampling.studies.verdicts import verdicts_html
+
+    frame = read_verdicts(REPO).head(3).drop(columns="notebook")
+    first, second = verdicts_html(frame), verdicts_html(frame)
+    assert first == second and 'id="T_verdicts"' in first
+    assert first.count("<tr") == 4  # a header and three rows, no index column

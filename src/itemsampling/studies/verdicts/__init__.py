@@ -33,8 +33,21 @@ import pandas as pd
 
 from ..tables import read_table
 
-__all__ = ["COLUMNS", "PAPERS", "VERDICTS", "VERDICTS_PATH", "Claim", "notebook_verdicts", "read_verdicts",
-           "report_summary", "share_verdict", "summary_markdown", "verdict_counts", "verdict_table"]
+__all__ = [
+    "COLUMNS",
+    "PAPERS",
+    "VERDICTS",
+    "VERDICTS_PATH",
+    "Claim",
+    "notebook_verdicts",
+    "read_verdicts",
+    "report_summary",
+    "share_verdict",
+    "summary_markdown",
+    "verdict_counts",
+    "verdict_table",
+    "verdicts_html",
+]
 
 #: columns of ``verdicts.csv``, in order
 COLUMNS = ("paper", "claim", "source", "notebook", "dataset", "our_value", "paper_value", "verdict", "reason")
@@ -202,3 +215,10 @@ def report_summary(frame: pd.DataFrame) -> dict:
     missed["claim"] = missed["claim"].str.rstrip(".")
     return {"counts": [{"paper": paper, **{v: int(n) for v, n in row.items()}} for paper, row in counts.iterrows()],
             "not_reproduced": missed.to_dict("records")}
+
+
+def verdicts_html(frame: pd.DataFrame) -> str:
+    """Rows of ``verdicts.csv`` as an HTML table for a notebook: text left-aligned and wrapped,
+    no index, and the same bytes on every run (a fixed table id, unlike pandas' default)."""
+    styled = frame.style.set_uuid("verdicts").hide(axis="index")
+    return styled.set_properties(**{"text-align": "left", "white-space": "normal"}).to_html()
