@@ -31,7 +31,7 @@ from ..metrics import global_metrics
 from ..rank_tails import bottom_shares, held_out_context
 from .tables import ranks_path, read_ranks
 
-__all__ = ["METRICS", "TABLES", "inputs", "sinking_note", "study_config", "study_tables"]
+__all__ = ["METRICS", "TABLES", "inputs", "isolated_shares", "sinking_note", "study_config", "study_tables"]
 
 METRICS = ("recall", "ndcg", "ap")
 TABLES = ("training", "training_times", "exact_metrics", "rank_histogram", "bottom_ranks")
@@ -110,6 +110,14 @@ def _histogram(R: np.ndarray, N: np.ndarray, buckets: int = 25) -> pd.DataFrame:
     return pd.DataFrame({"rank_from": edges[:-1], "rank_to": edges[1:], "fraction": counts / counts.sum()})
 
 
+def isolated_shares(bottom: pd.DataFrame) -> pd.Series:
+    """Per dataset, the share of test users whose held-out item co-occurs with none of their
+    training items (``bottom_ranks``; empty without the co-occurrence split)."""
+    none = bottom[(bottom["split"] == "cooccurrence") & (bottom["group"] == "none")].drop_duplicates("dataset")
+    everyone = bottom[bottom["split"] == "all"].drop_duplicates("dataset").set_index("dataset")["users"]
+    return (none.set_index("dataset")["users"] / everyone).dropna()
+
+
 def sinking_note(bottom: pd.DataFrame, dataset: str) -> str:
     """One sentence, for any notebook that reads ``dataset``'s results, on the model whose held-out
     items sink most there, from notebook 00's ``bottom_ranks`` table (first protocol listed).
@@ -121,7 +129,7 @@ def sinking_note(bottom: pd.DataFrame, dataset: str) -> str:
     everyone = view[(view["split"] == "all")].set_index(["dataset", "model"])
     if dataset not in set(split["dataset"]):
         return ""
-    users = split.drop_duplicates("dataset").set_index("dataset")["users"] / everyone.groupby(level="dataset")["users"].first()
+    users = isolated_shares(view)
     share = everyone.loc[dataset, "bottom_share"]
     model = share.idxmax()
     none = split[(split["dataset"] == dataset)].set_index("model")["bottom_share"]

@@ -16,7 +16,7 @@ from collections.abc import Callable
 
 import pandas as pd
 
-from ..data_and_models import sinking_note
+from ..data_and_models import isolated_shares, sinking_note
 from ..mapping_functions import PAPER_DATASETS
 from ..paper import paper_merge
 from . import Claim
@@ -25,16 +25,6 @@ __all__ = ["claims"]
 
 PAPER = "li2020kdd"
 COUNTS = ("users", "items", "interactions")
-
-
-def _most_isolated(bottom: pd.DataFrame) -> str | None:
-    """The dataset with the largest share of held-out items that co-occur with none of their
-    user's training items (``bottom_ranks``), or None without that split."""
-    none = bottom[(bottom["split"] == "cooccurrence") & (bottom["group"] == "none")].drop_duplicates("dataset")
-    everyone = bottom[bottom["split"] == "all"].drop_duplicates("dataset").set_index("dataset")["users"]
-    if none.empty:
-        return None
-    return str((none.set_index("dataset")["users"] / everyone).idxmax())
 
 
 def claims(table: Callable[[str], pd.DataFrame]) -> list[Claim]:
@@ -49,6 +39,8 @@ def claims(table: Callable[[str], pd.DataFrame]) -> list[Claim]:
         bottom = table("bottom_ranks")
     except FileNotFoundError:
         bottom = None
+    shares = isolated_shares(bottom) if bottom is not None else pd.Series(dtype=float)
+    most_isolated = shares.idxmax() if len(shares) else None
     out = []
     for row in merged.itertuples():
         mine = {c: int(getattr(row, f"{c}_x")) for c in COUNTS}
@@ -57,7 +49,7 @@ def claims(table: Callable[[str], pd.DataFrame]) -> list[Claim]:
         reason = (f"rule: users, items and interactions equal to the paper's ({'they are' if same else 'they differ'})."
                   + ("" if same else f" Our {row.dataset} stands in for the paper's {row.paper_dataset}; its results "
                      "compare with the paper's only in kind."))
-        if not same and bottom is not None and row.dataset == _most_isolated(bottom):
+        if not same and bottom is not None and row.dataset == most_isolated:
             reason += f" {sinking_note(bottom, row.dataset)}"
         out.append(Claim(PAPER, f"The {row.paper_dataset} dataset of the papers' experiments", "Table 4",
                          row.dataset, ", ".join(f"{mine[c]:,} {c}" for c in COUNTS),

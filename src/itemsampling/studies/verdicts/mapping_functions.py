@@ -119,8 +119,7 @@ def _remedy_claims(table: Callable[[str], pd.DataFrame]) -> list[Claim]:
 
 def _table3_claims(table: Callable[[str], pd.DataFrame]) -> list[Claim]:
     orders = table("table3_orders")
-    competitive = orders  # the winners are over all models of the run; the paper compares its three best
-    draw = competitive[competitive["sampled"] == "draw"]
+    draw = orders[orders["sampled"] == "draw"]  # all models of the run; the paper compares its three best
     same = int(draw["same_winner"].sum())
     hits = table("table3_hit_ratios")
     long = hit_ratio_long(hits[hits["dataset"].isin(SAME_DATA)])
