@@ -8,6 +8,7 @@ from scipy import stats
 from itemsampling.distributions import (
     adaptive_mle,
     em_estimates,
+    em_estimates_of_draws,
     log_likelihood,
     mes,
     mle,
@@ -15,7 +16,13 @@ from itemsampling.distributions import (
     weighted_mle,
     wmle_weights,
 )
-from itemsampling.em import BandedKernel, EMProblem, em_mixture_weights, em_mixture_weights_many
+from itemsampling.em import (
+    BandedKernel,
+    EMProblem,
+    em_mixture_weights,
+    em_mixture_weights_many,
+    em_mixture_weights_stacked,
+)
 from itemsampling.kernels import KernelCache, kernel_columns
 from itemsampling.metrics import metric_weights
 
@@ -237,6 +244,49 @@ def test_em_runs_advanced_together_equal_each_run_alone():
         assert res.n_iter == alone.n_iter and res.converged == alone.converged
         np.testing.assert_array_equal(res.weights, alone.weights)
         np.testing.assert_array_equal(res.log_likelihood, alone.log_likelihood)
+
+
+def test_stacked_em_runs_equal_each_run_alone_to_rounding():
+    rng = np.random.default_rng(5)
+    banded, K = _grouped_kernel(rng)
+    c = rng.integers(1, 50, size=(K.shape[1], 6)).astype(float)
+    c[rng.random(c.shape) < 0.3] = 0.0  # observations that some runs lack
+    stacked = em_mixture_weights_stacked(banded, c, max_iter=300, tol=1e-5)
+    for b, res in enumerate(stacked):
+        seen = np.flatnonzero(c[:, b])
+        alone = em_mixture_weights(BandedKernel(K[:, seen]), c[seen, b], max_iter=300, tol=1e-5)
+        assert res.n_iter == alone.n_iter and res.converged == alone.converged, b
+        np.testing.assert_allclose(res.weights, alone.weights, rtol=1e-11, atol=1e-300)
+        np.testing.assert_allclose(res.log_likelihood, alone.log_likelihood, rtol=1e-13)
+        assert np.all(np.diff(res.log_likelihood) >= -1e-12 * np.abs(res.log_likelihood[1:]))  # EM never lowers ℓ
+    steps = [res.n_iter for res in stacked]
+    assert all(res.converged for res in stacked) and len(set(steps)) > 1, steps  # each run stops on its own rule
+    again = em_mixture_weights_stacked(banded, c, max_iter=300, tol=1e-5)
+    assert all(np.array_equal(a.weights, b.weights) for a, b in zip(stacked, again, strict=True))
+    with pytest.raises(ValueError, match="positive weight in every column"):
+        em_mixture_weights_stacked(banded, np.zeros((K.shape[1], 2)))
+    with pytest.raises(ValueError, match="max_iter"):
+        em_mixture_weights_stacked(banded, c, max_iter=0)
+
+
+def test_em_estimates_of_draws_equal_each_draw_alone_to_rounding():
+    rng = np.random.default_rng(6)
+    n_items = 2_000 - rng.integers(0, 300, size=3_000)
+    draws = [1 + rng.binomial(199, rng.random(3_000) ** 3) for _ in range(4)]
+    fits = [("mle", {}), ("wmle", {"weight": "ap", "c": 5.0}), ("mle", {"max_iter": 20})]
+    together = em_estimates_of_draws(draws, n_items, 200, fits, n_groups=3)
+    for draw, fitted in zip(draws, together, strict=True):
+        for alone, estimate in zip(em_estimates(draw, n_items, 200, fits, n_groups=3), fitted, strict=True):
+            np.testing.assert_allclose(estimate, alone, rtol=1e-10, atol=1e-300)
+    sizes = [rng.integers(20, 200, size=3_000) for _ in draws]  # adaptive sampling: one n_u per user
+    ranks = [np.minimum(draw, size) for draw, size in zip(draws, sizes, strict=True)]
+    adaptive = em_estimates_of_draws(ranks, n_items, sizes, [("adaptive_mle", {})], n_groups=3)
+    for draw, size, (estimate,) in zip(ranks, sizes, adaptive, strict=True):
+        np.testing.assert_allclose(estimate, adaptive_mle(draw, n_items, size, n_groups=3), rtol=1e-10, atol=1e-300)
+    with pytest.raises(ValueError, match="2 draws' sizes for 4 draws"):
+        em_estimates_of_draws(draws, n_items, [200, 200], fits)
+    with pytest.raises(ValueError, match="at least one array"):
+        em_estimates_of_draws([], n_items, 200, fits)
 
 
 def test_mle_and_mes_from_the_cached_band_equal_the_dense_computation():

@@ -44,11 +44,14 @@ def test_table_has_the_tidy_columns_and_one_row_per_estimate():
     assert table.loc[table["metric"] == "recall", "exact"].iloc[0] == pytest.approx((R <= 5).mean())
 
 
-def test_a_chunk_of_repeats_reruns_alone_with_the_same_bytes():
+def test_a_chunk_of_repeats_reruns_alone_with_the_same_draws_and_the_same_estimates_to_rounding():
     whole = _run()
     part = _run(repeats=2, first_repeat=2)
     chunk = whole[whole["repeat"] >= 2].reset_index(drop=True)
-    pd.testing.assert_frame_equal(chunk, part, check_exact=True)
+    # the EM fits of a chunk's draws advance together: another set of draws sums in another order
+    pd.testing.assert_frame_equal(chunk, part, check_exact=False, rtol=1e-11, atol=1e-14)
+    fixed = chunk["estimator"] != "mle"  # no EM fit behind the others
+    pd.testing.assert_frame_equal(chunk[fixed], part[fixed], check_exact=True)
     assert whole.to_csv(index=False) == _run().to_csv(index=False)
 
 

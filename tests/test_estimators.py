@@ -11,7 +11,10 @@ from itemsampling import corrections, distributions
 from itemsampling.estimators import (
     METHODS,
     RANK_DISTRIBUTION_METHODS,
+    Estimator,
     estimate,
+    estimate_draws,
+    estimate_many,
     method_options,
     rank_distribution,
 )
@@ -345,3 +348,22 @@ def test_rank_distribution_methods_stay_in_range_without_a_warning():
 def test_a_float_cut_off_is_rejected_clearly():
     with pytest.raises(ValueError, match="cut-offs k must be positive integers"):
         its.estimate([1, 2], 50, 10, "mle", ks=10.0)
+
+
+def test_estimates_of_many_draws_equal_each_draw_alone_to_rounding():
+    rng = np.random.default_rng(11)
+    n_items = 1_500 - rng.integers(0, 200, size=2_000)
+    global_ranks = np.minimum(np.ceil(rng.pareto(0.8, size=2_000) * 3), n_items).astype(np.int64)
+    draws = [its.sample_ranks(global_ranks, n_items, 60, rng=seed) for seed in range(3)]
+    estimators = [Estimator("mle"), Estimator("wmle"), Estimator("mn_mle"), Estimator("bv", {"gamma": 0.1}),
+                  Estimator("mes")]
+    targets = [("recall", 5), ("ndcg", 20), ("ap", None)]
+    tables = estimate_draws(draws, n_items, 60, estimators, targets=targets, n_groups=4, warn=False,
+                                           interval=0.9)
+    for draw, table in zip(draws, tables, strict=True):
+        alone = estimate_many(draw, n_items, 60, estimators, targets=targets, n_groups=4, warn=False, interval=0.9)
+        pd.testing.assert_frame_equal(table, alone, check_exact=False, rtol=1e-10, atol=1e-14)
+        fixed = ~table["estimator"].isin(["mle", "wmle", "mn_mle"])  # no EM fit behind these: the same bits
+        pd.testing.assert_frame_equal(table[fixed], alone[fixed], check_exact=True)
+    with pytest.raises(ValueError, match="same positive number of draws"):
+        estimate_draws(draws, n_items, [60], estimators, targets=targets)

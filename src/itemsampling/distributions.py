@@ -12,6 +12,7 @@ number of distinct observations, independent of the number of users M.
 ``mes``                    maximal entropy with minimal distribution bias (eq. 24–27)
 ``adaptive_mle``           MLE with a per-user sample size n_u (Li et al. AAAI 2023, eq. 12, App. G)
 ``em_estimates``           several of the three above on the same ranks, computed together
+``em_estimates_of_draws``  the same for many draws of the users' sampled ranks (e.g. repeats)
 ``log_likelihood``         the objective of ``mle`` / ``adaptive_mle`` (eq. 19)
 ``weighted_log_likelihood`` the objective of ``weighted_mle`` (eq. 22)
 ``mes_objective``          the objective minimised by ``mes`` (eq. 25–26)
@@ -41,6 +42,7 @@ from .em import (
     BandedKernel,
     EMProblem,
     em_mixture_weights_many,
+    em_mixture_weights_stacked,
     mixture_log_likelihood,
 )
 from .kernels import SCHEMES, KernelCache, kernel_columns
@@ -56,6 +58,7 @@ __all__ = [
     "WMLE_WEIGHTS",
     "adaptive_mle",
     "em_estimates",
+    "em_estimates_of_draws",
     "log_likelihood",
     "mes",
     "mes_objective",
@@ -140,21 +143,35 @@ def _observations(sampled_ranks, n_items, sample_sizes, scheme, n_groups=DEFAULT
     """
     scheme = check_choice("sampling scheme", scheme, SCHEMES)
     ranks, sizes, groups = _validated(sampled_ranks, n_items, sample_sizes, n_groups, per_user_sizes)
-    # one integer per (kernel, n, r), ordered by kernel (N_g), then n, then r
     base = int(sizes.max()) + 1
-    codes, counts = np.unique((groups.kernel_index * base + sizes) * base + ranks, return_counts=True)
-    keys = np.stack([codes // (base * base), codes // base % base, codes % base], axis=1)
+    codes, counts = np.unique(_observation_codes(ranks, sizes, groups, base), return_counts=True)
+    keys = _observation_keys(codes, base)
+    return _Observations(_grouped_kernel(keys, groups, cache, scheme), counts, keys[:, 2], groups)
+
+
+def _observation_codes(ranks: np.ndarray, sizes: np.ndarray, groups: CandidateGroups, base: int) -> np.ndarray:
+    """One integer per user for its observation (kernel of its candidate group, n_u, r_u), with
+    ``base`` above every n_u: sorted codes are ordered by kernel (N_g), then n, then r."""
+    return (groups.kernel_index * base + sizes) * base + ranks
+
+
+def _observation_keys(codes: np.ndarray, base: int) -> np.ndarray:
+    """``(d, 3)`` (kernel index, n, r) of each code of :func:`_observation_codes`."""
+    return np.stack([codes // (base * base), codes // base % base, codes % base], axis=1)
+
+
+def _grouped_kernel(keys: np.ndarray, groups: CandidateGroups, cache, scheme: str) -> BandedKernel:
+    """The kernel columns P(r | R; n, N_g) of the sorted distinct observation ``keys``
+    (:func:`_observation_keys`), zero for R > N_g, banded per (N_g, n) block."""
     # each (group, n) block is contiguous
     starts = np.flatnonzero(np.r_[True, np.any(keys[1:, :2] != keys[:-1, :2], axis=1)])
     if starts.size == 1:  # one kernel and one n: the columns of the ranks observed
-        kernel = _banded_columns(cache, groups.max_items, int(keys[0, 1]), keys[:, 2], scheme)
-        return _Observations(kernel, counts, keys[:, 2], groups)
+        return _banded_columns(cache, groups.max_items, int(keys[0, 1]), keys[:, 2], scheme)
     blocks = []
     for start, stop in zip(starts, np.r_[starts[1:], keys.shape[0]], strict=True):
         g, n = int(keys[start, 0]), int(keys[start, 1])
         blocks.append((int(start), _columns(cache, int(groups.kernel_items[g]), n, keys[start:stop, 2], scheme)))
-    kernel = BandedKernel.from_blocks(blocks, groups.max_items, keys.shape[0])
-    return _Observations(kernel, counts, keys[:, 2], groups)
+    return BandedKernel.from_blocks(blocks, groups.max_items, keys.shape[0])
 
 
 def _banded_columns(cache, n_items: int, sample_size: int, ranks, scheme: str) -> BandedKernel:
@@ -244,6 +261,83 @@ def em_estimates(sampled_ranks, n_items, sample_sizes, fits, *, scheme: str = "b
     list of numpy.ndarray
         The estimates P̂(R), one per fit.
     """
+    fits = _checked_fits(fits)
+    per_user = all(method == "adaptive_mle" for method, _ in fits)
+    obs = _observations(sampled_ranks, n_items, sample_sizes, scheme, n_groups, per_user_sizes=per_user,
+                        cache=cache)
+    problems = [_em_problem(obs, method, **options) for method, options in fits]
+    progress = any(options.get("progress", False) for _, options in fits)
+    return [result.weights for result in em_mixture_weights_many(obs.kernel, problems, progress=progress)]
+
+
+def em_estimates_of_draws(draws, n_items, sample_sizes, fits, *, scheme: str = "binomial",
+                          n_groups: int | None = DEFAULT_N_GROUPS,
+                          cache: KernelCache | None = None) -> list[list[np.ndarray]]:
+    """:func:`em_estimates` of many draws of sampled ranks of the same users, computed together.
+
+    The draws (e.g. the repeats of a study) share one kernel with a column for every
+    observation (N_g, n, r) seen in any of them; every (draw, fit) pair is one EM run with its
+    own weights (zero at the observations it lacks), and all runs with the same iteration cap,
+    tolerance and start advance as the columns of one matrix
+    (:func:`itemsampling.em.em_mixture_weights_stacked`). Each estimate equals
+    :func:`em_estimates` of its draw up to rounding (the products sum in another order).
+
+    Parameters
+    ----------
+    draws : sequence of array_like of int
+        The sampled ranks r_u of each draw, of the same users (in the same order).
+    n_items, scheme, n_groups, cache, fits
+        As in :func:`em_estimates`.
+    sample_sizes : int or sequence
+        One n for every draw, or per draw its ``sample_sizes`` of :func:`em_estimates` (with
+        per-user sizes only when every fit is ``adaptive_mle``).
+
+    Returns
+    -------
+    list of list of numpy.ndarray
+        Per draw, the estimates P̂(R), one per fit.
+    """
+    fits = _checked_fits(fits)
+    scheme = check_choice("sampling scheme", scheme, SCHEMES)
+    draws = list(draws)
+    if not draws:
+        raise ValueError("draws must hold at least one array of sampled ranks")
+    sizes_of = [sample_sizes] * len(draws) if np.ndim(sample_sizes) == 0 else list(sample_sizes)
+    if len(sizes_of) != len(draws):
+        raise ValueError(f"sample_sizes names {len(sizes_of)} draws' sizes for {len(draws)} draws")
+    per_user = all(method == "adaptive_mle" for method, _ in fits)
+    checked = [_validated(ranks, n_items, sizes, n_groups, per_user) for ranks, sizes in zip(draws, sizes_of,
+                                                                                              strict=True)]
+    groups = checked[0][2]  # the same users: the same candidate groups in every draw
+    base = max(int(sizes.max()) for _, sizes, _ in checked) + 1
+    codes = [_observation_codes(ranks, sizes, groups, base) for ranks, sizes, _ in checked]
+    union = np.unique(np.concatenate(codes))
+    counts = np.zeros((union.size, len(draws)))
+    for i, draw_codes in enumerate(codes):
+        np.add.at(counts[:, i], np.searchsorted(union, draw_codes), 1.0)
+    keys = _observation_keys(union, base)
+    kernel = _grouped_kernel(keys, groups, cache, scheme)
+    runs: dict[tuple, list[tuple[int, int, np.ndarray]]] = {}  # (max_iter, tol, init) -> (draw, fit, weights)
+    for f, (method, options) in enumerate(fits):
+        weights = counts * wmle_weights(keys[:, 2], options.get("weight", "ndcg"),
+                                        options.get("c", DEFAULT_C))[:, None] if method == "wmle" else counts
+        init = options.get("init")
+        init = None if init is None else check_distribution(init, groups.max_items, name="init")
+        setting = (options.get("max_iter", DEFAULT_MAX_ITER), options.get("tol", DEFAULT_TOL),
+                   None if init is None else init.tobytes())
+        runs.setdefault(setting, []).extend((d, f, weights[:, d]) for d in range(len(draws)))
+    out: list[list] = [[None] * len(fits) for _ in draws]
+    for (max_iter, tol, start), members in runs.items():
+        init = None if start is None else np.frombuffer(start, dtype=np.float64)
+        results = em_mixture_weights_stacked(kernel, np.column_stack([w for *_, w in members]), max_iter=max_iter,
+                                             tol=tol, init=init)
+        for (d, f, _), result in zip(members, results, strict=True):
+            out[d][f] = result.weights
+    return out
+
+
+def _checked_fits(fits) -> list[tuple[str, dict]]:
+    """The (method, options) pairs of :func:`em_estimates`, checked before any kernel is computed."""
     fits = [(check_choice("MLE-family method", method, EM_METHODS), dict(options)) for method, options in fits]
     if not fits:
         raise ValueError("fits must name at least one (method, options) pair")
@@ -256,12 +350,7 @@ def em_estimates(sampled_ranks, n_items, sample_sizes, fits, *, scheme: str = "b
         if method == "wmle":
             check_choice("WMLE weight", options.get("weight", "ndcg"), WMLE_WEIGHTS)
             _check_positive("c", options.get("c", DEFAULT_C))
-    per_user = all(method == "adaptive_mle" for method, _ in fits)
-    obs = _observations(sampled_ranks, n_items, sample_sizes, scheme, n_groups, per_user_sizes=per_user,
-                        cache=cache)
-    problems = [_em_problem(obs, method, **options) for method, options in fits]
-    progress = any(options.get("progress", False) for _, options in fits)
-    return [result.weights for result in em_mixture_weights_many(obs.kernel, problems, progress=progress)]
+    return fits
 
 
 def _check_positive(name: str, value) -> float:

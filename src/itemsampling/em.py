@@ -23,7 +23,10 @@ step reads each panel once from memory for both products (:meth:`BandedKernel.em
 :func:`em_mixture_weights_many` advances several EM runs on the same kernel (e.g. MLE and WMLE of
 the same sampled ranks) panel by panel, each run with exactly the arithmetic of its own
 :func:`em_mixture_weights` (kernels of at most 2^20 entries stay dense: one BLAS product is faster
-there).
+there). :func:`em_mixture_weights_stacked` advances many runs (e.g. the repeats of a study, whose
+draws share the kernel) as the columns of one matrix: each step is two matrix–matrix products
+per panel, bound by the processor's arithmetic rather than by reading the kernel, and each run
+equals its own :func:`em_mixture_weights` up to rounding.
 """
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ __all__ = [
     "EMResult",
     "em_mixture_weights",
     "em_mixture_weights_many",
+    "em_mixture_weights_stacked",
     "mixture_log_likelihood",
 ]
 
@@ -193,6 +197,45 @@ class BandedKernel:
         for r0, r1, cols, tile in self.panels:
             out[cols] += x[r0:r1] @ tile
         return out
+
+    def matmat(self, values: np.ndarray) -> np.ndarray:
+        """``K @ V`` for a ``(d, m)`` matrix V, panel by panel."""
+        out = np.zeros((self.shape[0], values.shape[1]))
+        for r0, r1, cols, tile in self.panels:
+            out[r0:r1] += tile @ values[cols]
+        return out
+
+    def rmatmat(self, values: np.ndarray) -> np.ndarray:
+        """``Kᵀ @ X`` for an ``(N, m)`` matrix X, panel by panel (the columns of a panel are distinct)."""
+        out = np.zeros((self.shape[1], values.shape[1]))
+        for r0, r1, cols, tile in self.panels:
+            out[cols] += tile.T @ values[r0:r1]
+        return out
+
+    def em_steps_stacked(self, pi: np.ndarray, ratio: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Unnormalised EM steps of B runs stored as columns: ``Π' = Π ⊙ (K W)`` and ``Kᵀ Π'``.
+
+        Each panel is read once for the two matrix–matrix products of all B runs
+        (``(rows, w) @ (w, B)`` and its transpose), so a step does B times the work of one
+        run for little more than one run's memory traffic.
+
+        Parameters
+        ----------
+        pi, ratio : numpy.ndarray
+            ``(N, B)`` current Π and ``(d, B)`` W = (C / Σ C) / (Kᵀ Π) of the runs.
+
+        Returns
+        -------
+        tuple of numpy.ndarray
+            ``(Π', Kᵀ Π')``, shapes ``(N, B)`` and ``(d, B)``.
+        """
+        new = np.zeros(pi.shape)
+        q = np.zeros((self.shape[1], pi.shape[1]))
+        for r0, r1, cols, tile in self.panels:
+            part = pi[r0:r1] * (tile @ ratio[cols])
+            new[r0:r1] = part
+            q[cols] += tile.T @ part
+        return new, q
 
     def em_steps(self, pis: Sequence[np.ndarray], ratios: Sequence[np.ndarray]):
         """Unnormalised EM steps ``π' = π ⊙ (K @ w)`` and ``Kᵀ π'`` for several runs at once.
@@ -368,6 +411,88 @@ def em_mixture_weights_many(kernel: np.ndarray | BandedKernel, problems: Sequenc
                 run.advance(new, q)
             bar.update()
     return [run.result() for run in runs]
+
+
+def em_mixture_weights_stacked(kernel: np.ndarray | BandedKernel, obs_weights, *, max_iter: int = DEFAULT_MAX_ITER,
+                               tol: float = DEFAULT_TOL, init=None) -> list[EMResult]:
+    """Many EM runs (:func:`em_mixture_weights`) on the same kernel, stacked as the columns of
+    one matrix and advanced by matrix–matrix products.
+
+    Run b maximises ℓ_b(π) = Σ_j C[j, b] log (Kᵀπ)_j (AAAI'21 eq. 19 and 22) by the step of
+    AAAI'21 eq. 21/23: the B runs' π form an ``(N, B)`` matrix Π, and one step of all of them
+    is Π ← Π ⊙ (K W) normalised per column, with W = (C / Σ C) / (Kᵀ Π) entrywise
+    (:meth:`BandedKernel.em_steps_stacked`). Observations of weight 0 in a run (e.g. sampled
+    ranks seen only in other repeats of a study) do not enter its likelihood or its step. A run
+    stops by its own rule (that of :func:`em_mixture_weights`) and leaves the matrix.
+
+    Each run's iterates are those of :func:`em_mixture_weights` with the same arguments up to
+    rounding: the products sum the same terms in another order (matrix–matrix rather than
+    matrix–vector kernels), so the weights can differ in the last bits. For the same arguments
+    (the same runs, in the same order) the result is the same to the bit.
+
+    Parameters
+    ----------
+    kernel : numpy.ndarray or BandedKernel
+        As in :func:`em_mixture_weights`.
+    obs_weights : array_like
+        ``(d, B)`` non-negative weights C[j, b] of observation j in run b; every run needs a
+        positive weight.
+    max_iter, tol, init
+        As in :func:`em_mixture_weights`, for every run (``init`` is one start for all).
+
+    Returns
+    -------
+    list of EMResult
+        One per column of ``obs_weights``, in order.
+    """
+    K = kernel if isinstance(kernel, BandedKernel) else BandedKernel(kernel)
+    if isinstance(max_iter, bool) or not isinstance(max_iter, (int, np.integer)) or max_iter < 1:
+        raise ValueError(f"max_iter must be a positive integer, got {max_iter!r}")
+    c = np.asarray(obs_weights, dtype=np.float64)
+    if c.ndim != 2 or c.shape[0] != K.shape[1] or not np.all(c >= 0) or not np.all(c.sum(axis=0) > 0):
+        raise ValueError(f"obs_weights must be a ({K.shape[1]}, B) array of non-negative weights with a "
+                         f"positive weight in every column, got shape {c.shape}")
+    n_rows, n_runs = K.shape[0], c.shape[1]
+    start = np.full(n_rows, 1.0 / n_rows) if init is None else np.asarray(init, dtype=np.float64)
+    pi = np.repeat(start[:, None], n_runs, axis=1)
+    q = K.rmatmat(pi)
+    observed = c > 0
+    if np.any(q[observed] <= 0):
+        raise ValueError(
+            "the starting distribution gives probability 0 to an observed sampled rank; "
+            "use a starting distribution with more support (e.g. the uniform default)"
+        )
+    runs = np.arange(n_runs)  # the runs still going, as columns of pi, q, c, observed
+    traces = [[value] for value in _stacked_log_likelihood(c, q, observed)]
+    results: list[EMResult | None] = [None] * n_runs
+    converged = np.zeros(n_runs, dtype=bool)
+    for step in range(1, max_iter + 1):
+        frac = c / c.sum(axis=0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = np.where(observed, frac / q, 0.0)
+        new, q = K.em_steps_stacked(pi, ratio)
+        total = new.sum(axis=0)
+        pi, q = new / total, q / total
+        for b, value in zip(runs.tolist(), _stacked_log_likelihood(c, q, observed), strict=True):
+            traces[b].append(value)
+            converged[b] = value - traces[b][-2] <= tol * abs(value)
+        done = converged[runs] | (step == max_iter)
+        for i in np.flatnonzero(done).tolist():
+            b = int(runs[i])
+            results[b] = EMResult(weights=pi[:, i].copy(), log_likelihood=np.asarray(traces[b]), n_iter=step,
+                                  converged=bool(converged[b]))
+        if done.any():
+            keep = ~done
+            runs, pi, q, c, observed = runs[keep], pi[:, keep], q[:, keep], c[:, keep], observed[:, keep]
+        if not runs.size:
+            break
+    return results
+
+
+def _stacked_log_likelihood(c: np.ndarray, q: np.ndarray, observed: np.ndarray) -> np.ndarray:
+    """ℓ_b = Σ_j c_jb log q_jb of every run b, over its observations of positive weight."""
+    with np.errstate(divide="ignore"):
+        return np.where(observed, c * np.log(np.where(observed, q, 1.0)), 0.0).sum(axis=0)
 
 
 class _EMRun:

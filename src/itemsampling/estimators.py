@@ -56,7 +56,8 @@ returns the value of the method's definition, as in the papers, and warns with
 
 :func:`estimate_many` runs several :class:`Estimator` on the same ranks at once, sharing their
 fits, kernels and fixed-prior operators (and, through a :class:`~itemsampling.kernels.KernelCache`,
-across calls).
+across calls); :func:`estimate_draws` does so for many draws of the same users' sampled ranks,
+with the EM fits of all draws advanced together as matrix products.
 """
 
 from __future__ import annotations
@@ -91,6 +92,7 @@ __all__ = [
     "Estimator",
     "ImpossibleEstimateWarning",
     "estimate",
+    "estimate_draws",
     "estimate_many",
     "influence_values",
     "method_options",
@@ -384,10 +386,7 @@ def estimate_many(
         Columns ``estimator`` (the labels), ``metric``, ``k`` and ``estimate`` (and with
         ``interval`` ``se``, ``lower``, ``upper``), one row per estimator and (metric, K).
     """
-    estimators = list(estimators)
-    labels = [e.label for e in estimators]
-    if not estimators or len(set(labels)) != len(labels):
-        raise ValueError(f"estimators must be a non-empty sequence of Estimator with distinct labels, got {labels}")
+    estimators, labels = _checked_estimators(estimators)
     pairs = _metric_k_pairs(metrics, ks) if targets is None else _explicit_pairs(targets)
     spec = intervals.interval_spec(interval, interval_method, n_bootstrap, seed)
     per_user = any(e.method == "adaptive_mle" for e in estimators)
@@ -395,6 +394,84 @@ def estimate_many(
                          KernelCache.for_one_call(sample_size) if cache is None else cache,
                          per_user_sizes=per_user)
     batch.fit_priors(estimators)
+    return _estimate_table(batch, estimators, labels, pairs, spec, clip, warn)
+
+
+def estimate_draws(
+    draws: Sequence[ArrayLike],
+    n_items: int | ArrayLike,
+    sample_sizes: int | Sequence[int | ArrayLike],
+    estimators: Sequence[Estimator],
+    *,
+    targets: Sequence[tuple[str, int | None]],
+    scheme: str = "binomial",
+    n_groups: int | None = DEFAULT_N_GROUPS,
+    cache: KernelCache | None = None,
+    warn: bool = True,
+    interval: float | None = None,
+    interval_method: str | None = None,
+    seeds: Sequence[int | np.random.Generator | None] | None = None,
+) -> list[pd.DataFrame]:
+    """:func:`estimate_many` on many draws of sampled ranks of the same users (e.g. the repeats
+    of a study), with the EM fits of all draws computed together.
+
+    The MLE-family fits (``mle``, ``wmle``, ``adaptive_mle`` and the priors of ``bv_mle`` and
+    ``mn_mle``) of every draw advance as the columns of one matrix
+    (:func:`~itemsampling.distributions.em_estimates_of_draws`); everything else is computed
+    draw by draw, as :func:`estimate_many` does. Each table equals :func:`estimate_many` on its
+    draw up to the rounding of the EM fits (the same terms summed in another order), and the
+    same draws give the same tables to the bit.
+
+    Parameters
+    ----------
+    draws : sequence of array_like of int
+        The sampled ranks of each draw, of the same users in the same order.
+    n_items, estimators, targets, scheme, n_groups, cache, warn, interval, interval_method
+        As in :func:`estimate_many` (``cache`` is shared by all draws).
+    sample_sizes : int or sequence
+        One n for all draws, or one ``sample_size`` of :func:`estimate_many` per draw.
+    seeds : sequence, optional
+        The bootstrap ``seed`` of :func:`estimate_many` for each draw.
+
+    Returns
+    -------
+    list of pandas.DataFrame
+        The table of :func:`estimate_many` for each draw, in order.
+    """
+    estimators, labels = _checked_estimators(estimators)
+    pairs = _explicit_pairs(targets)
+    draws = list(draws)
+    sizes_of = [sample_sizes] * len(draws) if np.ndim(sample_sizes) == 0 else list(sample_sizes)
+    seeds = [None] * len(draws) if seeds is None else list(seeds)
+    if not draws or len(sizes_of) != len(draws) or len(seeds) != len(draws):
+        raise ValueError(f"draws ({len(draws)}), sample_sizes ({len(sizes_of)}) and seeds ({len(seeds)}) "
+                         "must name the same positive number of draws")
+    specs = [intervals.interval_spec(interval, interval_method, None, seed) for seed in seeds]
+    per_user = any(e.method == "adaptive_mle" for e in estimators)
+    cache = KernelCache.for_one_call(sizes_of[0]) if cache is None else cache
+    batches = [_Batch.build(ranks, n_items, sizes, scheme, n_groups, cache, per_user_sizes=per_user)
+               for ranks, sizes in zip(draws, sizes_of, strict=True)]
+    wanted = batches[0].em_fits_needed(estimators)
+    if wanted:
+        fits = distributions.em_estimates_of_draws(
+            [batch.ranks for batch in batches], n_items, [batch.sizes for batch in batches],
+            [(e.method, e.options) for e in wanted.values()], scheme=scheme, n_groups=n_groups, cache=cache)
+        for batch, draw_fits in zip(batches, fits, strict=True):
+            batch.add_fits(dict(zip(wanted, draw_fits, strict=True)))
+    return [_estimate_table(batch, estimators, labels, pairs, spec, False, warn)
+            for batch, spec in zip(batches, specs, strict=True)]
+
+
+def _checked_estimators(estimators) -> tuple[list[Estimator], list[str]]:
+    estimators = list(estimators)
+    labels = [e.label for e in estimators]
+    if not estimators or len(set(labels)) != len(labels):
+        raise ValueError(f"estimators must be a non-empty sequence of Estimator with distinct labels, got {labels}")
+    return estimators, labels
+
+
+def _estimate_table(batch: _Batch, estimators, labels, pairs, spec, clip: bool, warn: bool) -> pd.DataFrame:
+    """The table of :func:`estimate_many` from a batch whose EM priors are fitted."""
     values = np.vstack([batch.values(e, pairs) for e in estimators])
     bounds = {} if spec is None else intervals.batch_intervals(batch, estimators, pairs, values, spec)
     outside = (values < -_RANGE_TOL) | (values > 1 + _RANGE_TOL)
@@ -505,15 +582,23 @@ class _Batch:
         n_g = int(self.groups.n_items[g])
         return self.cache.get(("weights", n_g, tuple(pairs)), lambda: _target_weights(pairs, n_g))
 
-    def fit_priors(self, estimators: Sequence[Estimator]) -> None:
-        """Fit the MLE-family P̂(R) that ``estimators`` need, all together
-        (:func:`~itemsampling.distributions.em_estimates`: one kernel, one pass per EM step)."""
+    def em_fits_needed(self, estimators: Sequence[Estimator]) -> dict[tuple, Estimator]:
+        """The MLE-family fits of P̂(R) that ``estimators`` need and this batch lacks, by key."""
         wanted = {}
         for est in map(_prior_estimator, estimators):
             if est is not None and est.method in distributions.EM_METHODS and (
                     np.ndim(self.sizes) == 0 or est.method == "adaptive_mle"):
                 wanted.setdefault((est.method, _freeze(est.options)), est)
-        todo = {key: est for key, est in wanted.items() if key not in self._fits}
+        return {key: est for key, est in wanted.items() if key not in self._fits}
+
+    def add_fits(self, fits: Mapping[tuple, np.ndarray]) -> None:
+        """Take fits of P̂(R) made elsewhere (keys of :meth:`em_fits_needed`)."""
+        self._fits.update(fits)
+
+    def fit_priors(self, estimators: Sequence[Estimator]) -> None:
+        """Fit the MLE-family P̂(R) that ``estimators`` need, all together
+        (:func:`~itemsampling.distributions.em_estimates`: one kernel, one pass per EM step)."""
+        todo = self.em_fits_needed(estimators)
         if todo:
             fits = distributions.em_estimates(
                 self.ranks, self.n_items, self.sizes, [(e.method, e.options) for e in todo.values()],

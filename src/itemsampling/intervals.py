@@ -392,28 +392,12 @@ class _EMFit:
         lam = adjoint.copy()
         grad = np.zeros((self.frac.size, adjoint.shape[1]))
         for pi, s, q in reversed(self.steps):
-            back = _rmatmat(self.kernel, lam * pi[:, None])
+            back = self.kernel.rmatmat(lam * pi[:, None])
             grad += back / q[:, None]
-            lam = lam * s[:, None] - _matmat(self.kernel, back * (self.frac / q**2)[:, None])
+            lam = lam * s[:, None] - self.kernel.matmat(back * (self.frac / q**2)[:, None])
         # M ∂θ/∂c_o = (w_o / mean w) (g_o − Σ f g): counts enter through f = c w / Σ c w
         users_per_weight = self.frac @ (1.0 / self.weights)  # M / Σ c w
         return (self.weights * users_per_weight)[:, None] * (grad - self.frac @ grad)
-
-
-def _matmat(kernel: BandedKernel, values: np.ndarray) -> np.ndarray:
-    """``K @ V`` for a (d, m) matrix V, panel by panel."""
-    out = np.zeros((kernel.shape[0], values.shape[1]))
-    for r0, r1, cols, tile in kernel.panels:
-        out[r0:r1] += tile @ values[cols]
-    return out
-
-
-def _rmatmat(kernel: BandedKernel, values: np.ndarray) -> np.ndarray:
-    """``Kᵀ @ X`` for an (N, m) matrix X, panel by panel (the columns of a panel are distinct)."""
-    out = np.zeros((kernel.shape[1], values.shape[1]))
-    for r0, r1, cols, tile in kernel.panels:
-        out[cols] += tile.T @ values[r0:r1]
-    return out
 
 
 # ----------------------------------------------------------------------------- MES

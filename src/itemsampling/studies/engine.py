@@ -51,7 +51,7 @@ from tqdm import tqdm
 
 from .._validation import check_choice, check_positive_integer, check_ranks, check_seed
 from ..candidates import DEFAULT_N_GROUPS
-from ..estimators import Estimator, estimate_many
+from ..estimators import Estimator, estimate_draws
 from ..intervals import interval_spec
 from ..kernels import KernelCache
 from ..metrics import global_metrics
@@ -193,16 +193,23 @@ def repeat_estimates(
     cache = KernelCache() if cache is None else cache
     key = [str(labels[k]) for k in LABELS]
     blocks = []
-    draws = [(s, n, i) for s in schemes for n in sizes for i in range(first_repeat, first_repeat + repeats)]
-    for scheme, n, repeat in tqdm(draws, desc=" ".join(key), disable=None if progress is None else not progress):
+    settings = [(s, n) for s in schemes for n in sizes]
+    indices = range(first_repeat, first_repeat + repeats)
+    for scheme, n in tqdm(settings, desc=" ".join(key), disable=None if progress is None else not progress):
+        draws, seconds = [], []
+        for repeat in indices:
+            start = time.perf_counter()
+            draws.append(draw_sampled_ranks(R, n_items, n, seed=seed, labels=labels, scheme=scheme, repeat=repeat))
+            seconds.append(time.perf_counter() - start)
+        resampling = ([np.random.default_rng(derive_seed(seed, *key, scheme, n, repeat, "bootstrap"))
+                       for repeat in indices] if bootstrap else None)
         start = time.perf_counter()
-        sampled = draw_sampled_ranks(R, n_items, n, seed=seed, labels=labels, scheme=scheme, repeat=repeat)
-        resampling = (np.random.default_rng(derive_seed(seed, *key, scheme, n, repeat, "bootstrap"))
-                      if bootstrap else None)
-        table = estimate_many(sampled, n_items, n, estimators, targets=targets, scheme=SCHEMES[scheme][1],
-                              n_groups=n_groups, cache=cache, warn=False,  # raw values, as defined
-                              interval=interval, interval_method=interval_method, seed=resampling)
-        blocks.append((scheme, n, repeat, table, time.perf_counter() - start))
+        tables = estimate_draws(draws, n_items, n, estimators, targets=targets, scheme=SCHEMES[scheme][1],
+                                n_groups=n_groups, cache=cache, warn=False,  # raw values, as defined
+                                interval=interval, interval_method=interval_method, seeds=resampling)
+        share = (time.perf_counter() - start) / repeats
+        blocks.extend((scheme, n, repeat, table, own + share)
+                      for repeat, table, own in zip(indices, tables, seconds, strict=True))
     first = blocks[0][3]
     rows = len(first)
     out = pd.DataFrame({
@@ -283,13 +290,14 @@ def repeat_adaptive_estimates(
     cache = KernelCache() if cache is None else cache
     key = [str(labels[k]) for k in LABELS]
     frames = []
-    draws = [(n_max, i) for n_max in ceilings for i in range(repeats)]
-    for n_max, repeat in tqdm(draws, desc=" ".join(key), disable=None if progress is None else not progress):
-        rng = np.random.default_rng(derive_seed(seed, *key, scheme, "adaptive", n0, repeat))
-        sampled, sizes = adaptive_sample_ranks(R, n_items, n0, n_max, rng=rng, scheme=draw)
-        table = estimate_many(sampled, n_items, sizes, [Estimator("adaptive_mle")], targets=targets,
-                              scheme=kernel, n_groups=n_groups, cache=cache, warn=False)
-        frames.append(table.assign(scheme=scheme, sample_size=n_max, repeat=repeat, exact=exact,
-                                   mean_sample_size=sizes.mean()))
+    for n_max in tqdm(ceilings, desc=" ".join(key), disable=None if progress is None else not progress):
+        draws = [adaptive_sample_ranks(R, n_items, n0, n_max, scheme=draw, rng=np.random.default_rng(
+            derive_seed(seed, *key, scheme, "adaptive", n0, repeat))) for repeat in range(repeats)]
+        tables = estimate_draws([sampled for sampled, _ in draws], n_items, [sizes for _, sizes in draws],
+                                [Estimator("adaptive_mle")], targets=targets, scheme=kernel, n_groups=n_groups,
+                                cache=cache, warn=False)
+        frames.extend(table.assign(scheme=scheme, sample_size=n_max, repeat=repeat, exact=exact,
+                                   mean_sample_size=sizes.mean())
+                      for repeat, (table, (_, sizes)) in enumerate(zip(tables, draws, strict=True)))
     out = pd.concat(frames, ignore_index=True).assign(**{k: labels[k] for k in LABELS})
     return out[list(ADAPTIVE_COLUMNS)]
