@@ -17,7 +17,8 @@ estimators of :data:`ESTIMATORS` and 150 (metric, K) targets (recall, NDCG, AP x
   estimator) with the 150 targets — what a study loop without the engine does. The baseline
   runs on the first ``--base-repeats`` repeats and its time is scaled to all repeats (printed).
 
-Both must give the same estimates (max abs difference printed). Peak memory is the growth of
+Both must give the same estimates up to rounding (max abs difference printed; the engine fits the
+EM priors of all repeats together, which sums in another order). Peak memory is the growth of
 the process's peak resident set size during the engine run (``ru_maxrss``).
 """
 

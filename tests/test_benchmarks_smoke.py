@@ -162,3 +162,17 @@ def test_adaptive_benchmark_quick_run_agrees_with_its_baselines():
         if r["check"]:
             assert float(r["value"]) <= (1e-12 if r["check"] == "max_abs_diff_P(R)" else 1e-9), r
     assert "# public adaptive MLE vs the authors' per-user loop" in done.stdout
+
+
+STACKED = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_stacked_em.py"
+
+
+@pytest.mark.slow
+def test_stacked_em_benchmark_quick_run_agrees_with_one_em_per_repeat():
+    done = subprocess.run([sys.executable, str(STACKED), "--quick"], capture_output=True, text=True, timeout=600,
+                          check=False)
+    assert done.returncode == 0, done.stderr + done.stdout
+    rows = {r["method"]: r for r in parse_table(done.stdout)}
+    assert set(rows) == {"stacked EM", "GEMM peak"}
+    assert float(rows["stacked EM"]["value"]) <= 1e-9  # the same P(R) to rounding
+    assert float(rows["GEMM peak"]["value"]) > 0  # a fraction, printed, not judged

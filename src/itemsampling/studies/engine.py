@@ -14,8 +14,10 @@ exactly the hypergeometric law of r given R_u, so ``actual`` needs no rescoring 
 
 **Seeds.** Every (scheme, sample size, repeat) draw has its own generator, seeded by
 :func:`derive_seed` from the study seed and the labels (dataset, model, protocol), the scheme,
-n and the repeat: a chunk of repeats reruns alone and gives the same bytes, and adding a model,
-a sample size or repeats changes none of the other draws.
+n and the repeat: a chunk of repeats reruns alone with the same sampled ranks, and adding a model,
+a sample size or repeats changes none of the other draws. The same call gives the same bytes;
+the EM fits of a chunk's draws advance together (see Reuse), so a chunk with other repeats gives
+the same estimates up to rounding (the estimators without an EM fit: the same bytes).
 
 **Intervals.** With ``interval`` (a level in (0, 1)) every estimate gets a confidence interval
 (:mod:`itemsampling.intervals`): the table then has the columns ``level``, ``se``, ``lower`` and
@@ -25,14 +27,18 @@ seeded like the draw (with the key ``bootstrap`` added).
 
 **Reuse.** One :class:`~itemsampling.kernels.KernelCache` serves all draws (and may be shared
 between calls): kernels and fixed-prior corrections are computed once per (N_g, n, scheme),
-and each draw fits every prior once (:func:`~itemsampling.estimators.estimate_many`).
+and each draw fits every prior once. The MLE-family fits (and the MLE priors of BV and MN) of
+all repeats of a (scheme, n) advance together, each EM step two matrix–matrix products over the
+kernel's band for all repeats (:func:`~itemsampling.estimators.estimate_draws`); everything else
+is computed draw by draw.
 
 **Draws alone.** :func:`draw_sampled_ranks` gives the sampled ranks of one draw, exactly those
 that :func:`repeat_estimates` estimates from, for studies that need the draws themselves (e.g. a
 prior fitted to the ranks of all repeats at once).
 
-**Cost.** ``timing=True`` adds the wall seconds of each draw (sampling and estimation), which
-vary from run to run: studies report them in their ``*_times`` tables only.
+**Cost.** ``timing=True`` adds the wall seconds of each draw — its sampling and an equal share of
+the estimation of all repeats of its (scheme, n), which are computed together — which vary from
+run to run: studies report them in their ``*_times`` tables only.
 
 **Adaptive sampling.** :func:`repeat_adaptive_estimates` repeats Algorithm 1 of Li et al.
 (AAAI 2023) and its adaptive MLE in the same way; its table has the columns of
@@ -159,8 +165,9 @@ def repeat_estimates(
     progress : bool or None
         Progress bar (None: only when interactive).
     timing : bool
-        Add a column ``seconds``: the wall time of each draw (sampling and estimation), on
-        every row of the draw. It varies between runs; leave it out of deterministic tables.
+        Add a column ``seconds``: the wall time of each draw (its sampling and an equal share of
+        the estimation of its scheme and n), on every row of the draw. It varies between runs;
+        leave it out of deterministic tables.
     interval : float, optional
         Confidence level of an interval around every estimate (see the module docstring).
     interval_method : {"analytic", "bootstrap"}, optional
