@@ -518,3 +518,16 @@ def test_init_without_support_raises():
     init[-1] = 1.0  # R = N gives P(r | N) = 0 for r < n
     with pytest.raises(ValueError, match="probability 0"):
         mle([1, 2], 50, 10, init=init)
+
+
+def test_stacked_em_runs_stop_at_their_own_iteration_caps_and_tolerances():
+    rng = np.random.default_rng(8)
+    banded, K = _grouped_kernel(rng)
+    c = rng.integers(1, 50, size=(K.shape[1], 3)).astype(float)
+    caps, tols = np.array([5, 40, 300]), np.array([0.0, 0.0, 1e-5])
+    stacked = em_mixture_weights_stacked(banded, c, max_iter=caps, tol=tols)
+    for b, res in enumerate(stacked):
+        alone = em_mixture_weights(banded, c[:, b], max_iter=int(caps[b]), tol=float(tols[b]))
+        assert res.n_iter == alone.n_iter and res.converged == alone.converged, b
+        np.testing.assert_allclose(res.weights, alone.weights, rtol=1e-11, atol=1e-300)
+    assert [res.n_iter for res in stacked[:2]] == [5, 40] and stacked[2].converged

@@ -277,8 +277,8 @@ def em_estimates_of_draws(draws, n_items, sample_sizes, fits, *, scheme: str = "
 
     The draws (e.g. the repeats of a study) share one kernel with a column for every
     observation (N_g, n, r) seen in any of them; every (draw, fit) pair is one EM run with its
-    own weights (zero at the observations it lacks), and all runs with the same iteration cap,
-    tolerance and start advance as the columns of one matrix
+    own weights (zero at the observations it lacks), and all runs with the same start advance as
+    the columns of one matrix, each stopping by its own iteration cap and tolerance
     (:func:`itemsampling.em.em_mixture_weights_stacked`). Each estimate equals
     :func:`em_estimates` of its draw up to rounding (the products sum in another order).
 
@@ -317,21 +317,22 @@ def em_estimates_of_draws(draws, n_items, sample_sizes, fits, *, scheme: str = "
         np.add.at(counts[:, i], np.searchsorted(union, draw_codes), 1.0)
     keys = _observation_keys(union, base)
     kernel = _grouped_kernel(keys, groups, cache, scheme)
-    runs: dict[tuple, list[tuple[int, int, np.ndarray]]] = {}  # (max_iter, tol, init) -> (draw, fit, weights)
+    runs: dict[bytes | None, list[tuple[int, int, np.ndarray, int, float]]] = {}  # start -> runs
     for f, (method, options) in enumerate(fits):
         weights = counts * wmle_weights(keys[:, 2], options.get("weight", "ndcg"),
                                         options.get("c", DEFAULT_C))[:, None] if method == "wmle" else counts
         init = options.get("init")
         init = None if init is None else check_distribution(init, groups.max_items, name="init")
-        setting = (options.get("max_iter", DEFAULT_MAX_ITER), options.get("tol", DEFAULT_TOL),
-                   None if init is None else init.tobytes())
-        runs.setdefault(setting, []).extend((d, f, weights[:, d]) for d in range(len(draws)))
+        runs.setdefault(None if init is None else init.tobytes(), []).extend(
+            (d, f, weights[:, d], options.get("max_iter", DEFAULT_MAX_ITER), options.get("tol", DEFAULT_TOL))
+            for d in range(len(draws)))
     out: list[list] = [[None] * len(fits) for _ in draws]
-    for (max_iter, tol, start), members in runs.items():
-        init = None if start is None else np.frombuffer(start, dtype=np.float64)
-        results = em_mixture_weights_stacked(kernel, np.column_stack([w for *_, w in members]), max_iter=max_iter,
-                                             tol=tol, init=init)
-        for (d, f, _), result in zip(members, results, strict=True):
+    for start, members in runs.items():
+        results = em_mixture_weights_stacked(
+            kernel, np.column_stack([run[2] for run in members]), max_iter=np.array([run[3] for run in members]),
+            tol=np.array([run[4] for run in members], dtype=np.float64),
+            init=None if start is None else np.frombuffer(start, dtype=np.float64))
+        for (d, f, *_), result in zip(members, results, strict=True):
             out[d][f] = result.weights
     return out
 

@@ -413,8 +413,8 @@ def em_mixture_weights_many(kernel: np.ndarray | BandedKernel, problems: Sequenc
     return [run.result() for run in runs]
 
 
-def em_mixture_weights_stacked(kernel: np.ndarray | BandedKernel, obs_weights, *, max_iter: int = DEFAULT_MAX_ITER,
-                               tol: float = DEFAULT_TOL, init=None) -> list[EMResult]:
+def em_mixture_weights_stacked(kernel: np.ndarray | BandedKernel, obs_weights, *, max_iter=DEFAULT_MAX_ITER,
+                               tol=DEFAULT_TOL, init=None) -> list[EMResult]:
     """Many EM runs (:func:`em_mixture_weights`) on the same kernel, stacked as the columns of
     one matrix and advanced by matrix–matrix products.
 
@@ -437,8 +437,10 @@ def em_mixture_weights_stacked(kernel: np.ndarray | BandedKernel, obs_weights, *
     obs_weights : array_like
         ``(d, B)`` non-negative weights C[j, b] of observation j in run b; every run needs a
         positive weight.
-    max_iter, tol, init
-        As in :func:`em_mixture_weights`, for every run (``init`` is one start for all).
+    max_iter, tol : int and float, or array_like
+        As in :func:`em_mixture_weights`: one value for every run or one per run.
+    init : array_like, optional
+        As in :func:`em_mixture_weights`: one start for every run.
 
     Returns
     -------
@@ -446,13 +448,15 @@ def em_mixture_weights_stacked(kernel: np.ndarray | BandedKernel, obs_weights, *
         One per column of ``obs_weights``, in order.
     """
     K = kernel if isinstance(kernel, BandedKernel) else BandedKernel(kernel)
-    if isinstance(max_iter, bool) or not isinstance(max_iter, (int, np.integer)) or max_iter < 1:
-        raise ValueError(f"max_iter must be a positive integer, got {max_iter!r}")
     c = np.asarray(obs_weights, dtype=np.float64)
     if c.ndim != 2 or c.shape[0] != K.shape[1] or not np.all(c >= 0) or not np.all(c.sum(axis=0) > 0):
         raise ValueError(f"obs_weights must be a ({K.shape[1]}, B) array of non-negative weights with a "
                          f"positive weight in every column, got shape {c.shape}")
     n_rows, n_runs = K.shape[0], c.shape[1]
+    caps = np.broadcast_to(np.asarray(max_iter), (n_runs,))
+    if caps.dtype.kind not in "iu" or np.any(caps < 1):
+        raise ValueError(f"max_iter must be positive integers, got {max_iter!r}")
+    tols = np.broadcast_to(np.asarray(tol, dtype=np.float64), (n_runs,))
     start = np.full(n_rows, 1.0 / n_rows) if init is None else np.asarray(init, dtype=np.float64)
     pi = np.repeat(start[:, None], n_runs, axis=1)
     q = K.rmatmat(pi)
@@ -466,8 +470,8 @@ def em_mixture_weights_stacked(kernel: np.ndarray | BandedKernel, obs_weights, *
     traces = [[value] for value in _stacked_log_likelihood(c, q, observed)]
     results: list[EMResult | None] = [None] * n_runs
     converged = np.zeros(n_runs, dtype=bool)
-    for step in range(1, max_iter + 1):
-        frac = c / c.sum(axis=0)
+    frac = c / c.sum(axis=0)
+    for step in range(1, int(caps.max()) + 1):
         with np.errstate(divide="ignore", invalid="ignore"):
             ratio = np.where(observed, frac / q, 0.0)
         new, q = K.em_steps_stacked(pi, ratio)
@@ -475,15 +479,16 @@ def em_mixture_weights_stacked(kernel: np.ndarray | BandedKernel, obs_weights, *
         pi, q = new / total, q / total
         for b, value in zip(runs.tolist(), _stacked_log_likelihood(c, q, observed), strict=True):
             traces[b].append(value)
-            converged[b] = value - traces[b][-2] <= tol * abs(value)
-        done = converged[runs] | (step == max_iter)
+            converged[b] = value - traces[b][-2] <= tols[b] * abs(value)
+        done = converged[runs] | (step == caps[runs])
         for i in np.flatnonzero(done).tolist():
             b = int(runs[i])
             results[b] = EMResult(weights=pi[:, i].copy(), log_likelihood=np.asarray(traces[b]), n_iter=step,
                                   converged=bool(converged[b]))
         if done.any():
             keep = ~done
-            runs, pi, q, c, observed = runs[keep], pi[:, keep], q[:, keep], c[:, keep], observed[:, keep]
+            runs, pi, q, c, frac, observed = (runs[keep], pi[:, keep], q[:, keep], c[:, keep], frac[:, keep],
+                                              observed[:, keep])
         if not runs.size:
             break
     return results
