@@ -43,7 +43,7 @@ import numpy as np
 import pandas as pd
 
 from .._validation import check_positive_integer
-from ..estimators import Estimator, estimate_many
+from ..estimators import Estimator, estimate_draws
 from ..experiments import relative_error
 from ..kernels import KernelCache
 from ..simulation import adaptive_sample_ranks, sample_ranks
@@ -168,7 +168,7 @@ def draw_errors(table: pd.DataFrame, exact: np.ndarray, targets, max_k: int) -> 
     """Per estimator and metric of one draw: the relative error at K = 1 and averaged over
     K = 1..``max_k`` (cut-offs whose exact value is 0 are left out).
 
-    ``table`` holds the rows of :func:`~itemsampling.estimators.estimate_many` for ``targets``,
+    ``table`` holds the rows of :func:`~itemsampling.estimators.estimate_draws` for ``targets``,
     estimator by estimator, in the order of ``targets``.
     """
     n = len(targets)
@@ -198,18 +198,22 @@ def em_step_runs(R, N, config: Mapping, seed: int, labels: Mapping, cache: Kerne
     n0, n_max = config["n0"], config["n_max"][labels["dataset"]]
     common = {"targets": targets, "scheme": "binomial", "n_groups": config["n_item_groups"], "cache": cache,
               "warn": False}
-    for repeat in range(config["repeats"]):
-        for n in sizes:
-            sampled = sample_ranks(R, N, n, rng=_rng(seed, labels, "fixed", n, repeat))
-            table = estimate_many(sampled, N, n, em_steps_estimators("mle", config["em_steps"], config["converged"]),
-                                  **common)
-            frames.append(draw_errors(table, exact, targets, config["max_k"]).assign(
-                sampling="fixed", sample_size=n, items_per_user=float(n), repeat=repeat))
-        sampled, n_u = adaptive_sample_ranks(R, N, n0, n_max, rng=_rng(seed, labels, "adaptive", n0, repeat))
-        table = estimate_many(sampled, N, n_u,
-                              em_steps_estimators("adaptive_mle", config["em_steps"], config["converged"]), **common)
-        frames.append(draw_errors(table, exact, targets, config["max_k"]).assign(
-            sampling="adaptive", sample_size=n_max, items_per_user=float(n_u.mean()), repeat=repeat))
+    repeats = range(config["repeats"])
+    for n in sizes:
+        draws = [sample_ranks(R, N, n, rng=_rng(seed, labels, "fixed", n, repeat)) for repeat in repeats]
+        tables = estimate_draws(draws, N, n, em_steps_estimators("mle", config["em_steps"], config["converged"]),
+                                **common)
+        frames.extend(draw_errors(table, exact, targets, config["max_k"]).assign(
+            sampling="fixed", sample_size=n, items_per_user=float(n), repeat=repeat)
+            for repeat, table in zip(repeats, tables, strict=True))
+    draws = [adaptive_sample_ranks(R, N, n0, n_max, rng=_rng(seed, labels, "adaptive", n0, repeat)) for repeat in repeats]
+    tables = estimate_draws([sampled for sampled, _ in draws], N, [n_u for _, n_u in draws],
+                            em_steps_estimators("adaptive_mle", config["em_steps"], config["converged"]), **common)
+    frames.extend(draw_errors(table, exact, targets, config["max_k"]).assign(
+        sampling="adaptive", sample_size=n_max, items_per_user=float(n_u.mean()), repeat=repeat)
+        for repeat, table, (_, n_u) in zip(repeats, tables, draws, strict=True))
+    order = {"fixed": 0, "adaptive": 1}  # rows repeat by repeat, as the draws were made
+    frames.sort(key=lambda f: (int(f["repeat"].iloc[0]), order[f["sampling"].iloc[0]], int(f["sample_size"].iloc[0])))
     out = pd.concat(frames, ignore_index=True).rename(columns={"estimator": "em_steps"})
     return out.assign(**{k: labels[k] for k in _KEYS})
 
@@ -220,14 +224,17 @@ def size_runs(R, N, config: Mapping, seed: int, labels: Mapping, cache: KernelCa
     targets, frames = _targets(config), []
     exact = exact_values(R, N, targets)
     estimator = [Estimator("adaptive_mle", {"max_iter": 100, "tol": 0.0}, name="100")]
+    repeats = range(config["repeats"])
     for n0 in config["n0_grid"]:
         for n_max in config["n_max_grid"]:
-            for repeat in range(config["repeats"]):
-                sampled, n_u = adaptive_sample_ranks(R, N, n0, n_max, rng=_rng(seed, labels, "adaptive", n0, repeat))
-                table = estimate_many(sampled, N, n_u, estimator, targets=targets, scheme="binomial",
-                                      n_groups=config["n_item_groups"], cache=cache, warn=False)
-                frames.append(draw_errors(table, exact, targets, config["max_k"]).assign(
-                    n0=n0, n_max=n_max, items_per_user=float(n_u.mean()), repeat=repeat))
+            draws = [adaptive_sample_ranks(R, N, n0, n_max, rng=_rng(seed, labels, "adaptive", n0, repeat))
+                     for repeat in repeats]
+            tables = estimate_draws([sampled for sampled, _ in draws], N, [n_u for _, n_u in draws], estimator,
+                                    targets=targets, scheme="binomial", n_groups=config["n_item_groups"], cache=cache,
+                                    warn=False)
+            frames.extend(draw_errors(table, exact, targets, config["max_k"]).assign(
+                n0=n0, n_max=n_max, items_per_user=float(n_u.mean()), repeat=repeat)
+                for repeat, table, (_, n_u) in zip(repeats, tables, draws, strict=True))
     out = pd.concat(frames, ignore_index=True).rename(columns={"estimator": "em_steps"})
     return out.assign(**{k: labels[k] for k in _KEYS})
 
@@ -243,15 +250,19 @@ def convention_runs(R, N, config: Mapping, seed: int, labels: Mapping, cache: Ke
     exact = exact_values(R, N, targets)
     steps = config["convention_em_steps"]
     estimators = [Estimator("adaptive_mle", {"max_iter": int(s), "tol": 0.0}, name=str(int(s))) for s in steps]
-    for repeat in range(config["repeats"]):
-        rng = _rng(seed, labels, "negatives", config["n0_convention"], config["n_max_convention"], repeat)
-        sampled, drawn = negatives_sample_ranks(R, N, config["n0_convention"], config["n_max_convention"], rng)
-        for convention, ranks, size in (("negatives", sampled, drawn + 1),
-                                        ("negatives_as_size", np.minimum(sampled, drawn), drawn)):
-            table = estimate_many(ranks, N, size, estimators, targets=targets, scheme="binomial",
-                                  n_groups=config["n_item_groups"], cache=cache, warn=False)
-            frames.append(draw_errors(table, exact, targets, config["max_k"]).assign(
-                convention=convention, items_per_user=float(drawn.mean() + 1), repeat=repeat))
+    draws = [negatives_sample_ranks(R, N, config["n0_convention"], config["n_max_convention"],
+                                    _rng(seed, labels, "negatives", config["n0_convention"],
+                                         config["n_max_convention"], repeat))
+             for repeat in range(config["repeats"])]
+    readings = {"negatives": [(sampled, drawn + 1) for sampled, drawn in draws],
+                "negatives_as_size": [(np.minimum(sampled, drawn), drawn) for sampled, drawn in draws]}
+    tables = {convention: estimate_draws([ranks for ranks, _ in pairs], N, [size for _, size in pairs], estimators,
+                                         targets=targets, scheme="binomial", n_groups=config["n_item_groups"],
+                                         cache=cache, warn=False)
+              for convention, pairs in readings.items()}
+    for repeat, (_, drawn) in enumerate(draws):  # rows repeat by repeat, as the draws were made
+        frames.extend(draw_errors(tables[convention][repeat], exact, targets, config["max_k"]).assign(
+            convention=convention, items_per_user=float(drawn.mean() + 1), repeat=repeat) for convention in readings)
     out = pd.concat(frames, ignore_index=True).rename(columns={"estimator": "em_steps"})
     return out.assign(**{k: labels[k] for k in _KEYS})
 

@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..estimators import Estimator, estimate_many
+from ..estimators import Estimator, estimate_draws
 from ..metrics import global_metrics
 from .engine import draw_sampled_ranks
 from .tables import ranks_path, read_ranks
@@ -107,11 +107,13 @@ def mn_users(config: Mapping, seed: int, root: str | Path = ".") -> pd.DataFrame
             R, N = ranks["rank"].to_numpy(), ranks["n_candidates"].to_numpy()
             exact = {(m, kk): float(global_metrics(R, N, m, kk)["value"].iloc[0]) for m, kk in targets}
             labels = {"dataset": dataset, "model": model, "protocol": protocol}
+            draws = [draw_sampled_ranks(R, N, n, seed=seed, labels=labels, scheme="binomial", repeat=repeat)
+                     for repeat in range(repeats)]
+            tables = {groups: estimate_draws(draws, N, n, ests, targets=targets, n_groups=int(groups))
+                      for groups in section["n_item_groups"]}
             for repeat in range(repeats):
-                sampled = draw_sampled_ranks(R, N, n, seed=seed, labels=labels, scheme="binomial", repeat=repeat)
                 for groups in section["n_item_groups"]:
-                    table = estimate_many(sampled, N, n, ests, targets=targets, n_groups=int(groups))
-                    for row in table.itertuples(index=False):
+                    for row in tables[groups][repeat].itertuples(index=False):
                         rows.append({"dataset": dataset, "model": model, "estimator": row.estimator,
                                      "n_groups": int(groups), "metric": row.metric, "k": int(row.k),
                                      "repeat": repeat, "estimate": float(row.estimate),

@@ -45,7 +45,7 @@ import pandas as pd
 
 from .._validation import check_choice
 from ..distributions import DEFAULT_C
-from ..em import DEFAULT_TOL, EMProblem, em_mixture_weights_many
+from ..em import DEFAULT_TOL, em_mixture_weights_stacked
 from ..kernels import kernel_columns
 from ..metrics import global_metrics, rank_weight
 from .engine import derive_seed, draw_sampled_ranks
@@ -53,7 +53,7 @@ from .paper import paper_merge, paper_table
 from .tables import ranks_path, read_ranks
 
 __all__ = ["COLUMNS", "READINGS", "SOURCES", "Reading", "chunks", "inputs", "paper_gaps", "power_ranks",
-           "reading_estimates", "reading_summary", "sample_sizes", "study_config", "study_tables", "wmle_readings"]
+           "reading_estimates", "reading_summary", "readings_of_draws", "sample_sizes", "study_config", "study_tables", "wmle_readings"]
 
 METRICS = ("recall", "ndcg", "ap")
 #: the sources of ranks
@@ -141,9 +141,9 @@ def reading_estimates(sampled_ranks, n_items: int, sample_size: int, readings: S
     """Metric estimates Σ_R P̂(R) 1{R ≤ K} M(R) (AAAI'21 eq. 14) of WMLE under each reading.
 
     The EM runs of all readings share one kernel (the columns P(r | R) of the observed r,
-    :func:`~itemsampling.kernels.kernel_columns`) and start from the uniform π
-    (:func:`~itemsampling.em.em_mixture_weights_many`, which runs eq. 23 as printed with the
-    reading's w); the other normalisations scale the estimate (see the module docstring).
+    :func:`~itemsampling.kernels.kernel_columns`) and start from the uniform π; each runs eq. 23
+    as printed with the reading's w, and the other normalisations scale the estimate (see the
+    module docstring).
 
     Parameters
     ----------
@@ -167,24 +167,47 @@ def reading_estimates(sampled_ranks, n_items: int, sample_size: int, readings: S
     numpy.ndarray
         ``(len(readings), len(targets))`` estimates.
     """
-    ranks, counts = np.unique(np.asarray(sampled_ranks, dtype=np.int64), return_counts=True)
+    return readings_of_draws([sampled_ranks], n_items, sample_size, readings, targets, c=c, max_iter=max_iter,
+                             converged_steps=converged_steps)[0]
+
+
+def readings_of_draws(draws: Sequence, n_items: int, sample_size: int, readings: Sequence[str], targets, *,
+                      c: float = DEFAULT_C, max_iter: int = 100, converged_steps: int = 2000) -> np.ndarray:
+    """:func:`reading_estimates` of several draws of sampled ranks, computed together: the EM
+    runs of every (draw, reading) advance as the columns of one matrix on the kernel columns of
+    the ranks observed in any draw (:func:`~itemsampling.em.em_mixture_weights_stacked`; each
+    equals its run alone up to rounding).
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(len(draws), len(readings), len(targets))`` estimates.
+    """
+    draws = [np.asarray(draw, dtype=np.int64) for draw in draws]
+    ranks = np.unique(np.concatenate(draws))
     kernel = kernel_columns(n_items, sample_size, ranks)
-    p_tilde = counts / counts.sum()
     all_ranks = np.arange(1, sample_size + 1, dtype=np.float64)
-    problems, scales = [], []
-    for name in readings:
-        reading = READINGS[check_choice("WMLE reading", name, READINGS)]
-        w = reading.weight(ranks.astype(np.float64), sample_size, c)
-        mass = float(np.sum(p_tilde * w))
-        norm = check_choice("normalisation", reading.normalisation, _NORMALISATIONS)
-        scales.append({"printed": 1.0, "none": mass,
-                       "weight_sum": mass / float(np.sum(reading.weight(all_ranks, sample_size, c)))}[norm])
-        steps = converged_steps if reading.steps == "converged" else max_iter
-        problems.append(EMProblem(counts * w, max_iter=steps, tol=DEFAULT_TOL if reading.steps != "converged" else 1e-12))
-    fits = em_mixture_weights_many(kernel, problems)
+    weights, caps, tols, scales = [], [], [], []
+    for draw in draws:
+        counts = np.bincount(np.searchsorted(ranks, draw), minlength=ranks.size).astype(np.float64)
+        p_tilde = counts / counts.sum()
+        for name in readings:
+            reading = READINGS[check_choice("WMLE reading", name, READINGS)]
+            w = reading.weight(ranks.astype(np.float64), sample_size, c)
+            mass = float(np.sum(p_tilde[counts > 0] * w[counts > 0]))
+            norm = check_choice("normalisation", reading.normalisation, _NORMALISATIONS)
+            scales.append({"printed": 1.0, "none": mass,
+                           "weight_sum": mass / float(np.sum(reading.weight(all_ranks, sample_size, c)))}[norm])
+            converged = reading.steps == "converged"
+            weights.append(counts * w)
+            caps.append(converged_steps if converged else max_iter)
+            tols.append(1e-12 if converged else DEFAULT_TOL)
+    fits = em_mixture_weights_stacked(kernel, np.column_stack(weights), max_iter=np.array(caps),
+                                      tol=np.array(tols))
     R = np.arange(1, n_items + 1)
-    weights = np.stack([rank_weight(metric, R, n_items, k) for metric, k in targets], axis=1)
-    return np.stack([scale * (fit.weights @ weights) for fit, scale in zip(fits, scales, strict=True)])
+    metric_weights = np.stack([rank_weight(metric, R, n_items, k) for metric, k in targets], axis=1)
+    values = np.stack([scale * (fit.weights @ metric_weights) for fit, scale in zip(fits, scales, strict=True)])
+    return values.reshape(len(draws), len(readings), len(targets))
 
 
 def power_ranks(recall_at_k: float, k: int, n_items: int, n_users: int, rng: np.random.Generator) -> np.ndarray:
@@ -249,12 +272,11 @@ def wmle_readings(config: Mapping, seed: int, root: str | Path = ".") -> pd.Data
                     global_ranks = power_ranks(levels[source], k, n_items, n_users, rng)
                 exact = [float(global_metrics(global_ranks, n_items, metric, k)["value"].iloc[0])
                          for metric, _ in targets]
-                for repeat in range(repeats):
-                    sampled = draw_sampled_ranks(global_ranks, n_items, n, seed=seed,
-                                                 labels={**labels, "protocol": source if source != "ranks" else "all"},
-                                                 scheme="binomial", repeat=repeat)
-                    values = reading_estimates(sampled, n_items, n, section["readings"], targets, c=section["c"],
-                                               converged_steps=section["converged_steps"])
+                draws = [draw_sampled_ranks(global_ranks, n_items, n, seed=seed,
+                                            labels={**labels, "protocol": source if source != "ranks" else "all"},
+                                            scheme="binomial", repeat=repeat) for repeat in range(repeats)]
+                for values in readings_of_draws(draws, n_items, n, section["readings"], targets, c=section["c"],
+                                                converged_steps=section["converged_steps"]):
                     for name, row in zip(section["readings"], values, strict=True):
                         for (metric, _), estimate, truth in zip(targets, row, exact, strict=True):
                             rows.append({"source": source, "dataset": dataset, "model": model, "reading": name,
