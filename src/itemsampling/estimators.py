@@ -458,8 +458,10 @@ def estimate_draws(
             [(e.method, e.options) for e in wanted.values()], scheme=scheme, n_groups=n_groups, cache=cache)
         for batch, draw_fits in zip(batches, fits, strict=True):
             batch.add_fits(dict(zip(wanted, draw_fits, strict=True)))
-    return [_estimate_table(batch, estimators, labels, pairs, spec, False, warn)
-            for batch, spec in zip(batches, specs, strict=True)]
+    tables = []
+    for spec in specs:  # each batch is dropped once its table is made: its fits and operators go with it
+        tables.append(_estimate_table(batches.pop(0), estimators, labels, pairs, spec, False, warn))
+    return tables
 
 
 def _checked_estimators(estimators) -> tuple[list[Estimator], list[str]]:
