@@ -66,6 +66,9 @@ BAND_CUTOFF = 1e-20
 PANEL_ENTRIES = 2**16
 #: largest drift of the band (in columns) across the rows of one panel
 PANEL_DRIFT = 16
+#: fewest runs that :meth:`BandedKernel.em_steps_stacked` advances by matrix–matrix products: a
+#: product with two or three right-hand sides is slower than as many matrix–vector products
+STACKED_MIN_RUNS = 4
 
 
 def _row_bands(block: np.ndarray, cutoff: float) -> tuple[np.ndarray, np.ndarray]:
@@ -217,7 +220,8 @@ class BandedKernel:
 
         Each panel is read once for the two matrix–matrix products of all B runs
         (``(rows, w) @ (w, B)`` and its transpose), so a step does B times the work of one
-        run for little more than one run's memory traffic.
+        run for little more than one run's memory traffic; fewer than :data:`STACKED_MIN_RUNS`
+        runs take matrix–vector products, run by run.
 
         Parameters
         ----------
@@ -231,6 +235,13 @@ class BandedKernel:
         """
         new = np.zeros(pi.shape)
         q = np.zeros((self.shape[1], pi.shape[1]))
+        if pi.shape[1] < STACKED_MIN_RUNS:  # matrix-vector products, run by run
+            for b in range(pi.shape[1]):
+                for r0, r1, cols, tile in self.panels:
+                    part = pi[r0:r1, b] * (tile @ ratio[cols, b])
+                    new[r0:r1, b] = part
+                    q[cols, b] += part @ tile
+            return new, q
         for r0, r1, cols, tile in self.panels:
             part = pi[r0:r1] * (tile @ ratio[cols])
             new[r0:r1] = part
