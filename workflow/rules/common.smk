@@ -31,6 +31,9 @@ NOTEBOOKS = yaml.safe_load((ROOT / "workflow" / "notebooks.yaml").read_text())
 # Snakemake, even when it is not activated (e.g. `.venv/bin/snakemake`). Rules have no per-rule
 # conda environments: every rule runs in that one environment (.venv or environment.yml).
 os.environ.update(PATH=os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]))
+#: the start of every shell command that computes: BLAS and OpenMP get the threads of the job,
+#: not a thread per core of the machine (see workflow/rules/studies.smk)
+BLAS_THREADS = "env OMP_NUM_THREADS={threads} OPENBLAS_NUM_THREADS={threads} MKL_NUM_THREADS={threads} "
 
 _PACKAGE_DIR = ROOT / "src" / "itemsampling"
 #: the whole package: a study or a notebook reruns when any of it changes

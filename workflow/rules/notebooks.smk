@@ -27,8 +27,8 @@ for _notebook in NOTEBOOKS:
             mem_mb=4000,
             runtime=30,
         shell:
-            "env OMP_NUM_THREADS={threads} OPENBLAS_NUM_THREADS={threads} MKL_NUM_THREADS={threads} "
-            "itemsampling study notebook --notebook {input.notebook:q} --output {output.notebook} "
+            BLAS_THREADS
+            + "itemsampling study notebook --notebook {input.notebook:q} --output {output.notebook} "
             "--parameters {params.parameters:q} > {log} 2>&1"
 
 

@@ -3,8 +3,8 @@
 # or a cluster), then every table of a notebook from its chunks.
 # The rules of each notebook are made from the list in workflow/notebooks.yaml (their outputs
 # differ from notebook to notebook, which a single wildcard rule cannot declare).
-# BLAS gets one thread per job: the many small factorizations of the estimators are several
-# times slower when BLAS threads compete for the cores.
+# BLAS gets one thread per job (BLAS_THREADS with threads: 1): the many small factorizations of
+# the estimators are several times slower when BLAS threads compete for the cores.
 
 
 wildcard_constraints:
@@ -42,8 +42,8 @@ rule provenance:
         mem_mb=1000,
         runtime=5,
     shell:
-        "env OMP_NUM_THREADS={threads} OPENBLAS_NUM_THREADS={threads} MKL_NUM_THREADS={threads} "
-        "itemsampling study provenance --output {output} > {log} 2>&1"
+        BLAS_THREADS
+        + "itemsampling study provenance --output {output} > {log} 2>&1"
 
 
 rule study_chunk:
@@ -64,8 +64,8 @@ rule study_chunk:
         mem_mb=4000,
         runtime=120,
     shell:
-        "env OMP_NUM_THREADS={threads} OPENBLAS_NUM_THREADS={threads} MKL_NUM_THREADS={threads} "
-        "itemsampling study chunk --study {params.study} --config {params.config:q} --seed {params.seed} "
+        BLAS_THREADS
+        + "itemsampling study chunk --study {params.study} --config {params.config:q} --seed {params.seed} "
         "--dataset {wildcards.dataset} --model {wildcards.model} {params.labels} "
         "--output {output} > {log} 2>&1"
 
@@ -95,8 +95,8 @@ for _notebook, _spec in NOTEBOOKS.items():
             mem_mb=_spec.get("tables_mem_mb", 4000),
             runtime=60,
         shell:
-            "env OMP_NUM_THREADS={threads} OPENBLAS_NUM_THREADS={threads} MKL_NUM_THREADS={threads} "
-            "itemsampling study tables --study {params.study} --config {params.config:q} "
+            BLAS_THREADS
+            + "itemsampling study tables --study {params.study} --config {params.config:q} "
             "--seed {params.seed} --runs {input.runs} --tables {params.tables} "
             "--out-dir {params.out_dir} > {log} 2>&1"
 
@@ -129,8 +129,8 @@ rule live_evaluation:
         mem_mb=4000,
         runtime=30,
     shell:
-        "env OMP_NUM_THREADS={threads} OPENBLAS_NUM_THREADS={threads} MKL_NUM_THREADS={threads} "
-        "itemsampling study tables --study live_evaluation --config {params.config:q} --seed {params.seed} "
+        BLAS_THREADS
+        + "itemsampling study tables --study live_evaluation --config {params.config:q} --seed {params.seed} "
         "--tables {params.tables} --out-dir {params.out_dir} > {log} 2>&1"
 
 
@@ -159,8 +159,8 @@ rule adaptive_sensitivity:
         mem_mb=4000,
         runtime=40,
     shell:
-        "env OMP_NUM_THREADS={threads} OPENBLAS_NUM_THREADS={threads} MKL_NUM_THREADS={threads} "
-        "itemsampling study tables --study adaptive_sensitivity --config {params.config:q} --seed {params.seed} "
+        BLAS_THREADS
+        + "itemsampling study tables --study adaptive_sensitivity --config {params.config:q} --seed {params.seed} "
         "--tables {params.tables} --out-dir {params.out_dir} > {log} 2>&1"
 
 
@@ -191,8 +191,8 @@ for _check in CHECKS:
             mem_mb=2000,
             runtime=20,
         shell:
-            "env OMP_NUM_THREADS={threads} OPENBLAS_NUM_THREADS={threads} MKL_NUM_THREADS={threads} "
-            "itemsampling study tables --study {params.study} --config {params.config:q} --seed {params.seed} "
+            BLAS_THREADS
+            + "itemsampling study tables --study {params.study} --config {params.config:q} --seed {params.seed} "
             "--tables {params.study} --out-dir {params.out_dir} > {log} 2>&1"
 
 
