@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from itemsampling.commands.study import load_study
+from itemsampling.studies.registry import load_study
 
 REPO = __import__("pathlib").Path(__file__).resolve().parents[2]
 NOTEBOOKS = yaml.safe_load((REPO / "workflow" / "notebooks.yaml").read_text())

@@ -13,7 +13,7 @@ import yaml
 import pandas as pd
 
 from itemsampling._validation import check_sample_size
-from itemsampling.commands.study import load_study, notebook_parameters as study_notebook_parameters
+from itemsampling.studies.registry import load_study, notebook_parameters as study_notebook_parameters
 from itemsampling.data import default_registry
 from itemsampling.models.registry import check_hyperparameters
 from itemsampling.ranks import PROTOCOLS
