@@ -32,11 +32,11 @@ include: "workflow/rules/notebooks.smk"
 
 
 # The front page of `snakemake --report`: what the study is, the notebooks, the parameters and
-# the commit of the code. Added after validation; no rule reads it.
+# the commit of the code. Added after validation, filled when the report reads it; no rule reads it.
 report: "workflow/report/workflow.rst"
 
 
-config["report_front_page"] = report_front_page()
+config["report_front_page"] = ReportFrontPage()
 
 
 rule all:

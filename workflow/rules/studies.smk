@@ -48,7 +48,7 @@ rule provenance:
 
 rule study_chunk:
     input:
-        ranks=lambda w: ancient(ranks_file(w.dataset, w.model, chunk_protocol(w.chunk))),
+        ranks=get_chunk_ranks,
         source=PACKAGE_SOURCE,
     output:
         "results/runs/{notebook}/{dataset}/{model}/{chunk}.parquet",
@@ -77,7 +77,7 @@ for _notebook, _spec in NOTEBOOKS.items():
             f"tables_{_notebook}"
         input:
             runs=chunk_files(_notebook),
-            inputs=[ancient(path) for path in study(_notebook).inputs(study_config(_notebook))],
+            inputs=get_study_inputs(_spec["study"], study(_notebook), study_config(_notebook)),
             source=PACKAGE_SOURCE,
         output:
             report_tables(_notebook),
@@ -112,7 +112,7 @@ for _notebook, _spec in NOTEBOOKS.items():
 
 rule live_evaluation:
     input:
-        inputs=[ancient(path) for path in LIVE_STUDY.inputs(LIVE)],
+        inputs=get_study_inputs("adaptive_sampling.live", LIVE_STUDY, LIVE),
         source=PACKAGE_SOURCE,
     output:
         [table(LIVE_NOTEBOOK, name) for name in LIVE_TABLES],
@@ -142,7 +142,7 @@ rule live_evaluation:
 
 rule adaptive_sensitivity:
     input:
-        inputs=[ancient(path) for path in SENSITIVITY_STUDY.inputs(SENSITIVITY)],
+        inputs=get_study_inputs("adaptive_sampling.sensitivity", SENSITIVITY_STUDY, SENSITIVITY),
         source=PACKAGE_SOURCE,
     output:
         [table(SENSITIVITY_NOTEBOOK, name) for name in SENSITIVITY_TABLES],
@@ -174,7 +174,8 @@ for _check in CHECKS:
         name:
             _check
         input:
-            inputs=[ancient(path) for path in load_study(_check).inputs(load_study(_check).study_config(config))],
+            inputs=get_study_inputs(f"estimator_checks ({_check})", load_study(_check),
+                                    load_study(_check).study_config(config)),
             source=PACKAGE_SOURCE,
         output:
             table(CHECKS_NOTEBOOK, _check),
