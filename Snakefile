@@ -1,6 +1,7 @@
 # The whole study as one DAG: data -> ranks per (dataset, model) -> study tables ->
 # notebooks (executed, HTML) -> `snakemake --report`. Scientific parameters are in config/
-# (validated against workflow/schemas/config.schema.yaml); threads and memory in rules and profiles/.
+# (validated against workflow/schemas/config.schema.yaml); threads in the rules, memory and run time
+# of each rule in profiles/.
 #
 #   snakemake --profile profiles/local                            # the default config, locally
 #   snakemake --profile profiles/local --configfile config/smoke.yaml     # a few minutes

@@ -26,9 +26,6 @@ rule train_and_rank:
         seed=config["seed"],
         out_dir=lambda wildcards, output: str(Path(output.info).parent),
     threads: 2
-    resources:
-        mem_mb=12000,
-        runtime=240,
     shell:
         BLAS_THREADS
         + "itemsampling train --dataset {wildcards.dataset} --model {wildcards.model} "

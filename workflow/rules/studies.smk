@@ -38,9 +38,6 @@ rule provenance:
     log:
         "results/logs/provenance.log",
     threads: 1
-    resources:
-        mem_mb=1000,
-        runtime=5,
     shell:
         BLAS_THREADS
         + "itemsampling study provenance --output {output} > {log} 2>&1"
@@ -60,9 +57,6 @@ rule study_chunk:
         seed=config["seed"],
         labels=lambda w: chunk_options(w.chunk),
     threads: 1
-    resources:
-        mem_mb=4000,
-        runtime=120,
     shell:
         BLAS_THREADS
         + "itemsampling study chunk --study {params.study} --config {params.config:q} --seed {params.seed} "
@@ -91,9 +85,6 @@ for _notebook, _spec in NOTEBOOKS.items():
             tables=" ".join(_spec["tables"]),
             out_dir=lambda wildcards, output: str(Path(output[0]).parent),
         threads: 1
-        resources:
-            mem_mb=_spec.get("tables_mem_mb", 4000),
-            runtime=60,
         shell:
             BLAS_THREADS
             + "itemsampling study tables --study {params.study} --config {params.config:q} "
@@ -125,9 +116,6 @@ rule live_evaluation:
         tables=" ".join(LIVE_TABLES),
         out_dir=lambda wildcards, output: str(Path(output[0]).parent),
     threads: LIVE["fit_threads"]
-    resources:
-        mem_mb=4000,
-        runtime=30,
     shell:
         BLAS_THREADS
         + "itemsampling study tables --study live_evaluation --config {params.config:q} --seed {params.seed} "
@@ -155,9 +143,6 @@ rule adaptive_sensitivity:
         tables=" ".join(SENSITIVITY_TABLES),
         out_dir=lambda wildcards, output: str(Path(output[0]).parent),
     threads: 1
-    resources:
-        mem_mb=4000,
-        runtime=40,
     shell:
         BLAS_THREADS
         + "itemsampling study tables --study adaptive_sensitivity --config {params.config:q} --seed {params.seed} "
@@ -188,9 +173,6 @@ for _check in CHECKS:
             seed=config["seed"],
             out_dir=lambda wildcards, output: str(Path(output[0]).parent),
         threads: 1
-        resources:
-            mem_mb=2000,
-            runtime=20,
         shell:
             BLAS_THREADS
             + "itemsampling study tables --study {params.study} --config {params.config:q} --seed {params.seed} "
@@ -214,8 +196,5 @@ rule verdicts:
         notebooks=json.dumps({nb: spec["study"] for nb, spec in NOTEBOOKS.items()}),
         out_dir=lambda wildcards, output: str(Path(output[0]).parent),
     threads: 1
-    resources:
-        mem_mb=2000,
-        runtime=5,
     shell:
         "itemsampling study verdicts --notebooks {params.notebooks:q} --out-dir {params.out_dir} > {log} 2>&1"
