@@ -1,6 +1,7 @@
 # The whole study as one DAG: data -> ranks per (dataset, model) -> study tables ->
 # notebooks (executed, HTML) -> `snakemake --report`. Scientific parameters are in config/
-# (validated against workflow/schemas/config.schema.yaml); threads and memory in rules and profiles/.
+# (validated against workflow/schemas/config.schema.yaml); threads in the rules, memory and run time
+# of each rule in profiles/.
 #
 #   snakemake --profile profiles/local                            # the default config, locally
 #   snakemake --profile profiles/local --configfile config/smoke.yaml     # a few minutes
@@ -32,11 +33,11 @@ include: "workflow/rules/notebooks.smk"
 
 
 # The front page of `snakemake --report`: what the study is, the notebooks, the parameters and
-# the commit of the code. Added after validation; no rule reads it.
+# the commit of the code. Added after validation, filled when the report reads it; no rule reads it.
 report: "workflow/report/workflow.rst"
 
 
-config["report_front_page"] = report_front_page()
+config["report_front_page"] = ReportFrontPage()
 
 
 rule all:

@@ -48,6 +48,7 @@ if TYPE_CHECKING:
 import pandas as pd
 import scipy.sparse as sp
 
+from ._progress import progress_bar
 from ._validation import as_generator, check_n_items, check_positive_integer, check_seed
 from .candidate_sampling import (
     check_sample_sizes,
@@ -59,7 +60,6 @@ from .candidate_sampling import (
     tie_break_keys,
 )
 from .estimators import estimate
-from .models.base import progress_bar
 from .simulation import sampling_cost
 
 __all__ = ["AdaptiveEvaluation", "ScoringCost", "evaluate_adaptive", "sample_adaptively"]

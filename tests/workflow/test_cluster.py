@@ -66,6 +66,29 @@ def test_a_rule_that_needs_more_memory_than_any_node_is_an_error_before_submissi
     assert problems == [] and "it gets 2 CPUs and 22057 MB" in notes[0]
 
 
+def test_the_options_carry_the_resources_of_every_rule_that_the_profile_and_the_arguments_give():
+    """A --set-resources on the command line replaces the profile's, which hold every rule's memory
+    and run time: the printed one carries them, with the arguments' added and the lowered ones."""
+    fit = _fit()
+    profile = str(REPO / "profiles" / "slurm")
+    argv, given = fit.given_resources(["--profile", profile, "--set-resources", "study_chunk:slurm_partition=short",
+                                       "verify_data:runtime=45", "--jobs", "4"])
+    assert argv == ["--profile", profile, "--jobs", "4"]
+    assert given["study_chunk"] == {"runtime": 120, "slurm_partition": "short"}
+    assert given["verify_data"] == {"mem_mb": 2000, "runtime": 45}
+    assert given["tables_04_estimators"] == {"mem_mb": 6000}
+    options, notes, problems = fit.fitted(fit.requests(DRY_RUN), 2, 32000, given=given)
+    assert len(notes) == 1 and problems == []
+    assert options[:3] == ["--set-threads", "train_and_rank=2", "--set-resources"]
+    entries = options[3:]
+    assert {"train_and_rank:mem_mb=24000", "train_and_rank:runtime=480", "train_and_rank:cpus_per_task=2",
+            "study_chunk:slurm_partition=short", "study_chunk:runtime=120", "tables_04_estimators:mem_mb=6000"} <= set(entries)
+    assert len(entries) == sum(len(values) for values in given.values())
+    assert fit.fitted({}, 2, 32000, given={"r": {"slurm_account": "0042"}})[0] == ["--set-resources", "r:slurm_account='0042'"]
+    with pytest.raises(ValueError, match=r"no config\.yaml"):
+        fit.given_resources(["--profile", str(REPO / "profiles")])
+
+
 def _smoke(folder, *extra):
     env = {**os.environ, "MPLBACKEND": "Agg"}
     return subprocess.run([sys.executable, "-m", "snakemake", "--configfile", "config/smoke.yaml", "--directory",

@@ -10,7 +10,6 @@ import stat
 import pytest
 import yaml
 
-from itemsampling.commands.study import load_study
 from itemsampling.studies.notebook_defaults import workflow_config
 from itemsampling.studies.records import (
     canonical_config,
@@ -19,6 +18,7 @@ from itemsampling.studies.records import (
     record_path,
     write_record,
 )
+from itemsampling.studies.registry import load_study
 from itemsampling.studies.tables import write_table
 
 from .conftest import REPO

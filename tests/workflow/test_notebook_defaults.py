@@ -34,7 +34,7 @@ def _script():
 def test_every_notebook_defaults_to_the_parameters_the_workflow_passes():
     script = _script()
     config = script.configured()
-    from itemsampling.commands.study import notebook_parameters
+    from itemsampling.studies.registry import notebook_parameters
 
     for name, spec in NOTEBOOKS.items():
         passed = notebook_parameters(spec["study"], config, ".")

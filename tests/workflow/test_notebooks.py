@@ -11,8 +11,8 @@ import pandas as pd
 import pytest
 import yaml
 
-from itemsampling.commands.study import load_study
 from itemsampling.studies import adaptive_sensitivity, live_evaluation, mn_users, wmle_readings
+from itemsampling.studies.registry import load_study
 from itemsampling.studies.tables import find_root, read_table, write_table
 from itemsampling.studies.verdicts import VERDICTS_PATH, verdict_table
 

@@ -11,6 +11,7 @@ import sys
 import numpy as np
 import pandas as pd
 import pytest
+import yaml
 
 from itemsampling.provenance import machine_record, reproduction_key
 from itemsampling.studies.reproduction import (
@@ -59,6 +60,17 @@ def test_the_record_names_the_kernels_and_versions_and_nothing_of_the_host(recor
     assert reproduction_key(wider) != reproduction_key(narrower)
     older = {k: v for k, v in record.items() if k != "numpy_simd"}  # a record made before numpy's SIMD was kept
     assert reproduction_key(older) != reproduction_key(record)
+
+
+def test_the_wall_time_tables_are_those_that_workflow_notebooks_yaml_declares():
+    """make check compares every table but those of the class ``times``: exactly the ones each
+    notebook declares under ``timings``, among its tables and inputs."""
+    notebooks = yaml.safe_load((REPO / "workflow" / "notebooks.yaml").read_text())
+    for notebook, spec in notebooks.items():
+        names = [*spec["tables"], *spec.get("inputs", [])]
+        assert set(spec.get("timings", [])) <= set(names), notebook
+        for name in names:
+            assert (table_class(f"{notebook}/{name}") == "times") == (name in spec.get("timings", [])), (notebook, name)
 
 
 def test_classes_of_tables():

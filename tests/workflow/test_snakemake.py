@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from itemsampling.commands.study import load_study
+from itemsampling.studies.registry import load_study
 
 REPO = __import__("pathlib").Path(__file__).resolve().parents[2]
 NOTEBOOKS = yaml.safe_load((REPO / "workflow" / "notebooks.yaml").read_text())
@@ -70,6 +70,21 @@ def test_every_rule_a_profile_names_exists():
         settings = yaml.safe_load(profile.read_text())
         named = set(settings.get("set-resources", {})) | set(settings.get("set-threads", {}))
         assert named <= rules, f"{profile.relative_to(REPO)} names rules that do not exist: {sorted(named - rules)}"
+
+
+def test_the_rules_leave_memory_and_run_time_to_the_profiles_and_slurm_gives_each_at_least_the_local_memory():
+    """Memory and run time are set per rule in the profiles only; a job on the cluster gets at least
+    the memory it gets locally (its run time matters on the cluster only)."""
+    rules = "\n".join(path.read_text() for path in (REPO / "workflow" / "rules").glob("*.smk"))
+    assert "resources:" not in rules and "mem_mb" not in rules and "runtime" not in rules
+    local, slurm = (yaml.safe_load((REPO / "profiles" / name / "config.yaml").read_text()) for name in ("local", "slurm"))
+
+    def memory(profile, rule):
+        return profile["set-resources"].get(rule, {}).get("mem_mb", profile["default-resources"]["mem_mb"])
+
+    for rule in {None, *local["set-resources"], *slurm["set-resources"]}:
+        assert memory(slurm, rule) >= memory(local, rule), rule
+    assert not any("runtime" in values for values in local["set-resources"].values())
 
 
 def test_lint_finds_nothing_but_the_missing_per_rule_environments():
@@ -167,5 +182,7 @@ def test_slurm_profile_gives_each_rule_its_threads_and_resources(tmp_path):
     assert train and all("threads: 4" in job and "OMP_NUM_THREADS=4" in job for job in train)
     assert all("mem_mb=16000" in job and "cpus_per_task=4" in job and "runtime=480" in job for job in train)
     chunks = [job for job in jobs if job.startswith("study_chunk:")]
-    assert chunks and all("OMP_NUM_THREADS=1" in job and "mem_mb=4000" in job for job in chunks)
+    assert chunks and all("OMP_NUM_THREADS=1" in job and "mem_mb=4000" in job and "runtime=120" in job for job in chunks)
+    tables = [job for job in jobs if job.startswith("tables_04_estimators:")]  # a rule made per notebook
+    assert len(tables) == 1 and "mem_mb=6000" in tables[0]
     assert "Using workflow specific profile" not in result.stdout + result.stderr  # the local profile stays local

@@ -13,7 +13,7 @@ import yaml
 import pandas as pd
 
 from itemsampling._validation import check_sample_size
-from itemsampling.commands.study import load_study, notebook_parameters as study_notebook_parameters
+from itemsampling.studies.registry import load_study, notebook_parameters as study_notebook_parameters
 from itemsampling.data import default_registry
 from itemsampling.models.registry import check_hyperparameters
 from itemsampling.ranks import PROTOCOLS
@@ -31,6 +31,9 @@ NOTEBOOKS = yaml.safe_load((ROOT / "workflow" / "notebooks.yaml").read_text())
 # Snakemake, even when it is not activated (e.g. `.venv/bin/snakemake`). Rules have no per-rule
 # conda environments: every rule runs in that one environment (.venv or environment.yml).
 os.environ.update(PATH=os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]))
+#: the start of every shell command that computes: BLAS and OpenMP get the threads of the job,
+#: not a thread per core of the machine (see workflow/rules/studies.smk)
+BLAS_THREADS = "env OMP_NUM_THREADS={threads} OPENBLAS_NUM_THREADS={threads} MKL_NUM_THREADS={threads} "
 
 _PACKAGE_DIR = ROOT / "src" / "itemsampling"
 #: the whole package: a study or a notebook reruns when any of it changes
@@ -61,7 +64,10 @@ def write_package_source(sources, path):
 
 
 def check_config(cfg):
-    """Cross-field checks that the schema cannot express; raise ValueError naming the key."""
+    """Cross-field checks that the schema cannot express; raise ValueError naming the key. They
+    read no data (the dataset registry, data/registry.json, is part of the repository), so every
+    parse of the workflow runs them; the sample sizes, checked against the ranks, are checked when
+    the jobs are planned (get_study_inputs, get_chunk_ranks)."""
     registry = default_registry()
     for dataset in cfg["train"]:
         registry.dataset(dataset)  # ValueError listing the registered datasets
@@ -85,18 +91,13 @@ def check_config(cfg):
                 f"(known: {sorted(cfg['models'])})"
             )
     for notebook in NOTEBOOKS:
-        check_sample_sizes(NOTEBOOKS[notebook]["study"], study(notebook), study_config(notebook))
         for chunk in study(notebook).chunks(study_config(notebook)):
             if chunk["model"] not in cfg["train"].get(chunk["dataset"], []):
                 raise ValueError(
                     f"notebook {notebook} needs the ranks of model {chunk['model']!r} on dataset "
                     f"{chunk['dataset']!r}; add it to train.{chunk['dataset']}"
                 )
-    check_sample_sizes("adaptive_sampling.sensitivity", SENSITIVITY_STUDY, SENSITIVITY_STUDY.study_config(cfg))
     live = LIVE_STUDY.study_config(cfg)
-    check_sample_sizes("adaptive_sampling.live", LIVE_STUDY, live)
-    for name in ("wmle_readings", "mn_users"):
-        check_sample_sizes(f"estimator_checks ({name})", load_study(name), load_study(name).study_config(cfg))
     untrained = sorted(set(live["models"]) - set(cfg["train"].get(live["dataset"], [])))
     if untrained:
         raise ValueError(
@@ -116,8 +117,8 @@ def _checked(key, check, *args):
 @functools.cache
 def smallest_candidates(dataset, protocol):
     """The smallest N_u of a dataset under a protocol, read from any ranks file of it that
-    exists (N_u does not depend on the model; read once per parse, whichever studies ask);
-    None before any model is trained on it."""
+    exists (N_u does not depend on the model; read once per run of Snakemake, whichever studies
+    ask); None before any model is trained on it."""
     for path in sorted(Path("results", "ranks", dataset).glob(f"*/{protocol}.parquet")):
         return int(pd.read_parquet(path, columns=["n_candidates"])["n_candidates"].min())
     return None
@@ -126,7 +127,9 @@ def smallest_candidates(dataset, protocol):
 def check_sample_sizes(name, studied, study_cfg):
     """Every sample size of a study fits the candidates of its ranks (1 <= n <= min N_u), checked
     against the ranks already there, so that a dry run rejects what the run would reject; a study
-    declares its sample sizes with ``sample_sizes(config)``; ``name`` names it in the message."""
+    declares its sample sizes with ``sample_sizes(config)``; ``name`` names it in the message.
+    Called by the input functions of the steps that read the ranks, when Snakemake plans the jobs:
+    parsing the workflow (--list-rules, --lint) reads no ranks."""
     if not hasattr(studied, "sample_sizes"):
         return
     for (dataset, protocol), n in studied.sample_sizes(study_cfg).items():
@@ -154,6 +157,26 @@ def study_config(notebook):
 
 def study_config_json(notebook):
     return json.dumps(study_config(notebook), sort_keys=True)
+
+
+def get_study_inputs(name, studied, study_cfg):
+    """The input function of the step that writes a study's tables: the files they are computed
+    from (ancient: see workflow/rules/ranks.smk), once the study's sample sizes fit the ranks
+    already there (check_sample_sizes; ``name`` names the study's section of the config)."""
+
+    def get_inputs(wildcards):
+        check_sample_sizes(name, studied, study_cfg)
+        return [ancient(path) for path in studied.inputs(study_cfg)]
+
+    return get_inputs
+
+
+def get_chunk_ranks(wildcards):
+    """The input function of study_chunk's ranks: the ranks file of a chunk (ancient), once the
+    sample sizes of the notebook's study fit the ranks already there (check_sample_sizes)."""
+    notebook = wildcards.notebook
+    check_sample_sizes(NOTEBOOKS[notebook]["study"], study(notebook), study_config(notebook))
+    return ancient(ranks_file(wildcards.dataset, wildcards.model, chunk_protocol(wildcards.chunk)))
 
 
 check_config(config)
@@ -280,7 +303,8 @@ def git_commit():
 
 def report_front_page():
     """What workflow/report/workflow.rst shows: the commit, the notebooks and, for each, its
-    study's parameters as ``key: value`` lines."""
+    study's parameters as ``key: value`` lines, the machine of results/provenance.json and the
+    verdicts."""
     parameters = {
         notebook: [f"{key}: {json.dumps(value)}" for key, value in sorted(study_config(notebook).items())]
         for notebook in NOTEBOOKS
@@ -290,6 +314,19 @@ def report_front_page():
     verdicts = report_summary(read_verdicts(".")) if Path(VERDICTS).is_file() else None
     return {"commit": git_commit(), "notebooks": {nb: spec["title"] for nb, spec in NOTEBOOKS.items()},
             "parameters": parameters, "machine": machine, "verdicts": verdicts}
+
+
+class ReportFrontPage(dict):
+    """report_front_page(), computed when the report reads it: only `snakemake --report` runs git
+    and reads the results. Snakemake renders workflow/report/workflow.rst from ``config`` and tells
+    the workflow, when it is parsed, nothing of a report to come; a dry run or a job on a cluster
+    parses the workflow too, and finds this dict empty."""
+
+    def __missing__(self, key):
+        if self:
+            raise KeyError(key)
+        self.update(report_front_page())
+        return self[key]
 
 
 def report_tables(notebook):

@@ -8,9 +8,6 @@ rule verify_data:
         "results/logs/data/verify_{dataset}.log",
     # first of all jobs: a clone without the data learns in seconds which files to put where
     priority: 100
-    resources:
-        mem_mb=2000,
-        runtime=30,
     shell:
         "itemsampling data verify --dataset {wildcards.dataset} > {output} 2> {log} || {{ cat {log} >&2; exit 1; }}"
 
@@ -25,8 +22,5 @@ rule dataset_summary:
         "results/logs/data/dataset_summary.log",
     params:
         datasets=" ".join(f"--dataset {d}" for d in DATASETS),
-    resources:
-        mem_mb=4000,
-        runtime=30,
     shell:
         "itemsampling data stats {params.datasets} --output {output.table} > {log} 2>&1"

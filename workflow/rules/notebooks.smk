@@ -23,12 +23,9 @@ for _notebook in NOTEBOOKS:
         params:
             parameters=notebook_parameters(_notebook),
         threads: 1
-        resources:
-            mem_mb=4000,
-            runtime=30,
         shell:
-            "env OMP_NUM_THREADS={threads} OPENBLAS_NUM_THREADS={threads} MKL_NUM_THREADS={threads} "
-            "itemsampling study notebook --notebook {input.notebook:q} --output {output.notebook} "
+            BLAS_THREADS
+            + "itemsampling study notebook --notebook {input.notebook:q} --output {output.notebook} "
             "--parameters {params.parameters:q} > {log} 2>&1"
 
 
@@ -42,9 +39,6 @@ rule notebook_html:
         "results/logs/notebooks/{notebook}_html.log",
     params:
         out_dir=lambda wildcards, output: str(Path(output[0]).parent),
-    resources:
-        mem_mb=2000,
-        runtime=10,
     shell:
         "jupyter nbconvert --to html --output {wildcards.notebook} --output-dir {params.out_dir} "
         "{input} > {log} 2>&1"

@@ -26,10 +26,7 @@ rule train_and_rank:
         seed=config["seed"],
         out_dir=lambda wildcards, output: str(Path(output.info).parent),
     threads: 2
-    resources:
-        mem_mb=12000,
-        runtime=240,
     shell:
-        "env OMP_NUM_THREADS={threads} OPENBLAS_NUM_THREADS={threads} MKL_NUM_THREADS={threads} "
-        "itemsampling train --dataset {wildcards.dataset} --model {wildcards.model} "
+        BLAS_THREADS
+        + "itemsampling train --dataset {wildcards.dataset} --model {wildcards.model} "
         "{params.options} --seed {params.seed} --out-dir {params.out_dir} > {log} 2>&1"

@@ -3,8 +3,8 @@
 # or a cluster), then every table of a notebook from its chunks.
 # The rules of each notebook are made from the list in workflow/notebooks.yaml (their outputs
 # differ from notebook to notebook, which a single wildcard rule cannot declare).
-# BLAS gets one thread per job: the many small factorizations of the estimators are several
-# times slower when BLAS threads compete for the cores.
+# BLAS gets one thread per job (BLAS_THREADS with threads: 1): the many small factorizations of
+# the estimators are several times slower when BLAS threads compete for the cores.
 
 
 wildcard_constraints:
@@ -38,17 +38,14 @@ rule provenance:
     log:
         "results/logs/provenance.log",
     threads: 1
-    resources:
-        mem_mb=1000,
-        runtime=5,
     shell:
-        "env OMP_NUM_THREADS={threads} OPENBLAS_NUM_THREADS={threads} MKL_NUM_THREADS={threads} "
-        "itemsampling study provenance --output {output} > {log} 2>&1"
+        BLAS_THREADS
+        + "itemsampling study provenance --output {output} > {log} 2>&1"
 
 
 rule study_chunk:
     input:
-        ranks=lambda w: ancient(ranks_file(w.dataset, w.model, chunk_protocol(w.chunk))),
+        ranks=get_chunk_ranks,
         source=PACKAGE_SOURCE,
     output:
         "results/runs/{notebook}/{dataset}/{model}/{chunk}.parquet",
@@ -60,12 +57,9 @@ rule study_chunk:
         seed=config["seed"],
         labels=lambda w: chunk_options(w.chunk),
     threads: 1
-    resources:
-        mem_mb=4000,
-        runtime=120,
     shell:
-        "env OMP_NUM_THREADS={threads} OPENBLAS_NUM_THREADS={threads} MKL_NUM_THREADS={threads} "
-        "itemsampling study chunk --study {params.study} --config {params.config:q} --seed {params.seed} "
+        BLAS_THREADS
+        + "itemsampling study chunk --study {params.study} --config {params.config:q} --seed {params.seed} "
         "--dataset {wildcards.dataset} --model {wildcards.model} {params.labels} "
         "--output {output} > {log} 2>&1"
 
@@ -77,7 +71,7 @@ for _notebook, _spec in NOTEBOOKS.items():
             f"tables_{_notebook}"
         input:
             runs=chunk_files(_notebook),
-            inputs=[ancient(path) for path in study(_notebook).inputs(study_config(_notebook))],
+            inputs=get_study_inputs(_spec["study"], study(_notebook), study_config(_notebook)),
             source=PACKAGE_SOURCE,
         output:
             report_tables(_notebook),
@@ -91,12 +85,9 @@ for _notebook, _spec in NOTEBOOKS.items():
             tables=" ".join(_spec["tables"]),
             out_dir=lambda wildcards, output: str(Path(output[0]).parent),
         threads: 1
-        resources:
-            mem_mb=_spec.get("tables_mem_mb", 4000),
-            runtime=60,
         shell:
-            "env OMP_NUM_THREADS={threads} OPENBLAS_NUM_THREADS={threads} MKL_NUM_THREADS={threads} "
-            "itemsampling study tables --study {params.study} --config {params.config:q} "
+            BLAS_THREADS
+            + "itemsampling study tables --study {params.study} --config {params.config:q} "
             "--seed {params.seed} --runs {input.runs} --tables {params.tables} "
             "--out-dir {params.out_dir} > {log} 2>&1"
 
@@ -112,7 +103,7 @@ for _notebook, _spec in NOTEBOOKS.items():
 
 rule live_evaluation:
     input:
-        inputs=[ancient(path) for path in LIVE_STUDY.inputs(LIVE)],
+        inputs=get_study_inputs("adaptive_sampling.live", LIVE_STUDY, LIVE),
         source=PACKAGE_SOURCE,
     output:
         [table(LIVE_NOTEBOOK, name) for name in LIVE_TABLES],
@@ -125,12 +116,9 @@ rule live_evaluation:
         tables=" ".join(LIVE_TABLES),
         out_dir=lambda wildcards, output: str(Path(output[0]).parent),
     threads: LIVE["fit_threads"]
-    resources:
-        mem_mb=4000,
-        runtime=30,
     shell:
-        "env OMP_NUM_THREADS={threads} OPENBLAS_NUM_THREADS={threads} MKL_NUM_THREADS={threads} "
-        "itemsampling study tables --study live_evaluation --config {params.config:q} --seed {params.seed} "
+        BLAS_THREADS
+        + "itemsampling study tables --study live_evaluation --config {params.config:q} --seed {params.seed} "
         "--tables {params.tables} --out-dir {params.out_dir} > {log} 2>&1"
 
 
@@ -142,7 +130,7 @@ rule live_evaluation:
 
 rule adaptive_sensitivity:
     input:
-        inputs=[ancient(path) for path in SENSITIVITY_STUDY.inputs(SENSITIVITY)],
+        inputs=get_study_inputs("adaptive_sampling.sensitivity", SENSITIVITY_STUDY, SENSITIVITY),
         source=PACKAGE_SOURCE,
     output:
         [table(SENSITIVITY_NOTEBOOK, name) for name in SENSITIVITY_TABLES],
@@ -155,12 +143,9 @@ rule adaptive_sensitivity:
         tables=" ".join(SENSITIVITY_TABLES),
         out_dir=lambda wildcards, output: str(Path(output[0]).parent),
     threads: 1
-    resources:
-        mem_mb=4000,
-        runtime=40,
     shell:
-        "env OMP_NUM_THREADS={threads} OPENBLAS_NUM_THREADS={threads} MKL_NUM_THREADS={threads} "
-        "itemsampling study tables --study adaptive_sensitivity --config {params.config:q} --seed {params.seed} "
+        BLAS_THREADS
+        + "itemsampling study tables --study adaptive_sensitivity --config {params.config:q} --seed {params.seed} "
         "--tables {params.tables} --out-dir {params.out_dir} > {log} 2>&1"
 
 
@@ -174,7 +159,8 @@ for _check in CHECKS:
         name:
             _check
         input:
-            inputs=[ancient(path) for path in load_study(_check).inputs(load_study(_check).study_config(config))],
+            inputs=get_study_inputs(f"estimator_checks ({_check})", load_study(_check),
+                                    load_study(_check).study_config(config)),
             source=PACKAGE_SOURCE,
         output:
             table(CHECKS_NOTEBOOK, _check),
@@ -187,12 +173,9 @@ for _check in CHECKS:
             seed=config["seed"],
             out_dir=lambda wildcards, output: str(Path(output[0]).parent),
         threads: 1
-        resources:
-            mem_mb=2000,
-            runtime=20,
         shell:
-            "env OMP_NUM_THREADS={threads} OPENBLAS_NUM_THREADS={threads} MKL_NUM_THREADS={threads} "
-            "itemsampling study tables --study {params.study} --config {params.config:q} --seed {params.seed} "
+            BLAS_THREADS
+            + "itemsampling study tables --study {params.study} --config {params.config:q} --seed {params.seed} "
             "--tables {params.study} --out-dir {params.out_dir} > {log} 2>&1"
 
 
@@ -213,8 +196,5 @@ rule verdicts:
         notebooks=json.dumps({nb: spec["study"] for nb, spec in NOTEBOOKS.items()}),
         out_dir=lambda wildcards, output: str(Path(output[0]).parent),
     threads: 1
-    resources:
-        mem_mb=2000,
-        runtime=5,
     shell:
         "itemsampling study verdicts --notebooks {params.notebooks:q} --out-dir {params.out_dir} > {log} 2>&1"

@@ -16,7 +16,6 @@ from pathlib import Path
 
 import yaml
 
-from itemsampling.commands.study import load_study
 from itemsampling.studies.notebook_defaults import (
     notebook_defaults,
     parameters_cell,
@@ -24,6 +23,7 @@ from itemsampling.studies.notebook_defaults import (
     workflow_config,
     write_parameters_cell,
 )
+from itemsampling.studies.registry import load_study
 
 REPO = Path(__file__).resolve().parents[2]
 

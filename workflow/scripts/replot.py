@@ -18,9 +18,9 @@ from pathlib import Path
 
 import yaml
 
-from itemsampling.commands.study import notebook_parameters
 from itemsampling.studies.notebook_defaults import workflow_config
 from itemsampling.studies.notebook_execution import execute_notebook
+from itemsampling.studies.registry import notebook_parameters
 from itemsampling.studies.tables import table_path
 
 ROOT = Path(__file__).resolve().parents[2]

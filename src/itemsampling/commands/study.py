@@ -39,7 +39,6 @@ eighth digit, so the tables would depend on the number of cores.
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 from pathlib import Path
 
@@ -48,31 +47,11 @@ from threadpoolctl import threadpool_limits
 from .._validation import check_seed
 from ..studies.engine import LABELS
 from ..studies.records import canonical_config, record_path, write_record
+from ..studies.registry import load_study
 from ..studies.tables import read_ranks, read_runs, write_table
 from ._common import check_output_dir, check_output_file, plain_text
 
-__all__ = ["load_study", "notebook_parameters", "register"]
-
-
-def load_study(name: str):
-    """The study module ``itemsampling.studies.<name>``."""
-    if not isinstance(name, str) or not name.isidentifier():
-        raise ValueError(f"a study is named by a module of itemsampling.studies, got {name!r}")
-    try:
-        module = importlib.import_module(f"itemsampling.studies.{name}")
-    except ModuleNotFoundError:
-        raise ValueError(f"unknown study {name!r}: there is no module itemsampling.studies.{name}") from None
-    missing = [f for f in ("study_config", "chunks", "inputs", "study_tables") if not hasattr(module, f)]
-    if missing:
-        raise ValueError(f"itemsampling.studies.{name} is not a study (it lacks {', '.join(missing)})")
-    return module
-
-
-def notebook_parameters(study: str, config: dict, root: str) -> dict:
-    """Papermill parameters of the notebook of ``study``: its study's parameters, the seed and the
-    folder that holds results/ and figures/, every mapping's keys sorted as in the steps that made
-    the tables (and in the notebook's defaults, :mod:`~itemsampling.studies.notebook_defaults`)."""
-    return canonical_config({**load_study(study).study_config(config), "seed": config["seed"], "root": root})
+__all__ = ["register"]
 
 
 def register(subparsers) -> None:

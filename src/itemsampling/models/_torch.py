@@ -25,8 +25,9 @@ import scipy.sparse as sp
 import torch
 from torch import nn
 
+from .._progress import progress_bar
 from .._validation import check_choice, check_positive_integer
-from .base import Recommender, check_interactions, progress_bar
+from .base import Recommender, check_interactions
 
 __all__ = [
     "DEVICES",

@@ -26,15 +26,14 @@ from typing import Any, ClassVar
 
 import numpy as np
 import scipy.sparse as sp
-from tqdm import tqdm
 
+from .._progress import progress_bar
 from .._validation import check_positive_integer, check_seed
 
 __all__ = [
     "Recommender",
     "check_interactions",
     "check_users",
-    "progress_bar",
     "score_batches",
 ]
 
@@ -82,11 +81,6 @@ def check_users(users, n_users: int) -> np.ndarray:
             f"got values in {arr.min()}..{arr.max()}"
         )
     return arr
-
-
-def progress_bar(iterable=None, progress: bool | None = None, **kwargs):
-    """A tqdm progress bar; ``progress=None`` shows it only when stderr is a terminal."""
-    return tqdm(iterable, disable=None if progress is None else not progress, **kwargs)
 
 
 class Recommender(ABC):

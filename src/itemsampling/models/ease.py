@@ -29,7 +29,8 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.linalg import get_lapack_funcs
 
-from .base import Recommender, progress_bar
+from .._progress import progress_bar
+from .base import Recommender
 
 __all__ = ["EASE", "available_memory_bytes", "ease_memory_bytes"]
 

@@ -1,0 +1,32 @@
+"""The studies by name: :func:`load_study` finds the module ``itemsampling.studies.<name>`` of a
+study (for the workflow, the ``itemsampling study`` command, the scripts and the tests), and
+:func:`notebook_parameters` gives the parameters its notebook runs with."""
+
+from __future__ import annotations
+
+import importlib
+
+from .records import canonical_config
+
+__all__ = ["load_study", "notebook_parameters"]
+
+
+def load_study(name: str):
+    """The study module ``itemsampling.studies.<name>``."""
+    if not isinstance(name, str) or not name.isidentifier():
+        raise ValueError(f"a study is named by a module of itemsampling.studies, got {name!r}")
+    try:
+        module = importlib.import_module(f"itemsampling.studies.{name}")
+    except ModuleNotFoundError:
+        raise ValueError(f"unknown study {name!r}: there is no module itemsampling.studies.{name}") from None
+    missing = [f for f in ("study_config", "chunks", "inputs", "study_tables") if not hasattr(module, f)]
+    if missing:
+        raise ValueError(f"itemsampling.studies.{name} is not a study (it lacks {', '.join(missing)})")
+    return module
+
+
+def notebook_parameters(study: str, config: dict, root: str) -> dict:
+    """Papermill parameters of the notebook of ``study``: its study's parameters, the seed and the
+    folder that holds results/ and figures/, every mapping's keys sorted as in the steps that made
+    the tables (and in the notebook's defaults, :mod:`~itemsampling.studies.notebook_defaults`)."""
+    return canonical_config({**load_study(study).study_config(config), "seed": config["seed"], "root": root})

@@ -1,0 +1,38 @@
+"""The package's layer map (``[tool.importlinter]`` in pyproject.toml): a module imports only from
+its own layer or the layers below, every import checked by import-linter on the source in src/."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
+
+
+def _lint(source: Path) -> subprocess.CompletedProcess:
+    """lint-imports with the contracts of pyproject.toml on the package found first in ``source``."""
+    path = os.pathsep.join(filter(None, [str(source), os.environ.get("PYTHONPATH")]))
+    return subprocess.run([str(LINT_IMPORTS), "--config", str(REPO / "pyproject.toml"), "--no-cache", "--no-logo"],
+                          cwd=REPO, env={**os.environ, "PYTHONPATH": path}, capture_output=True, text=True,
+                          timeout=300)
+
+
+def test_no_module_imports_from_a_layer_above_its_own():
+    result = _lint(REPO / "src")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "Contracts: 1 kept, 0 broken." in result.stdout
+
+
+def test_an_import_from_a_layer_above_breaks_the_map(tmp_path):
+    """The check reads the source it is given, and fails on an upward import, even one inside a function."""
+    shutil.copytree(REPO / "src" / "itemsampling", tmp_path / "itemsampling",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    kernels = tmp_path / "itemsampling" / "kernels.py"
+    kernels.write_text(kernels.read_text() + "\n\ndef _tables():\n    from .studies import tables\n\n    return tables\n")
+    result = _lint(tmp_path)
+    assert result.returncode != 0
+    assert "itemsampling.kernels -> itemsampling.studies.tables" in result.stdout
