@@ -6,6 +6,8 @@ rule verify_data:
         "results/ranks/{dataset}/verified.txt",
     log:
         "results/logs/data/verify_{dataset}.log",
+    benchmark:
+        "results/logs/data/verify_{dataset}.benchmark.tsv",
     # first of all jobs: a clone without the data learns in seconds which files to put where
     priority: 100
     shell:
@@ -20,6 +22,8 @@ rule dataset_summary:
         record=record(DATA_NOTEBOOK, "datasets"),
     log:
         "results/logs/data/dataset_summary.log",
+    benchmark:
+        "results/logs/data/dataset_summary.benchmark.tsv",
     params:
         datasets=" ".join(f"--dataset {d}" for d in DATASETS),
     shell:

@@ -20,6 +20,8 @@ for _notebook in NOTEBOOKS:
             png=report_figures(_notebook),
         log:
             f"results/logs/notebooks/{_notebook}.log",
+        benchmark:
+            f"results/logs/notebooks/{_notebook}.benchmark.tsv",
         params:
             parameters=notebook_parameters(_notebook),
         threads: 1
@@ -37,6 +39,8 @@ rule notebook_html:
                category="notebooks"),
     log:
         "results/logs/notebooks/{notebook}_html.log",
+    benchmark:
+        "results/logs/notebooks/{notebook}_html.benchmark.tsv",
     params:
         out_dir=lambda wildcards, output: str(Path(output[0]).parent),
     shell:

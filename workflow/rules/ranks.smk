@@ -21,6 +21,8 @@ rule train_and_rank:
         info=train_info("{dataset}", "{model}"),
     log:
         "results/logs/train/{dataset}/{model}.log",
+    benchmark:
+        "results/logs/train/{dataset}/{model}.benchmark.tsv",
     params:
         options=lambda wildcards: set_options(wildcards.dataset, wildcards.model),
         seed=config["seed"],

@@ -23,6 +23,8 @@ rule package_source:
         PACKAGE_SOURCE,
     log:
         "results/logs/package_source.log",
+    benchmark:
+        "results/logs/package_source.benchmark.tsv",
     run:
         write_package_source(input, output[0])
 
@@ -37,6 +39,8 @@ rule provenance:
         PROVENANCE,
     log:
         "results/logs/provenance.log",
+    benchmark:
+        "results/logs/provenance.benchmark.tsv",
     threads: 1
     shell:
         BLAS_THREADS
@@ -51,6 +55,8 @@ rule study_chunk:
         "results/runs/{notebook}/{dataset}/{model}/{chunk}.parquet",
     log:
         "results/logs/studies/{notebook}/{dataset}_{model}_{chunk}.log",
+    benchmark:
+        "results/logs/studies/{notebook}/{dataset}_{model}_{chunk}.benchmark.tsv",
     params:
         study=lambda w: NOTEBOOKS[w.notebook]["study"],
         config=lambda w: study_config_json(w.notebook),
@@ -78,6 +84,8 @@ for _notebook, _spec in NOTEBOOKS.items():
             record=record(_notebook, _spec["study"]),
         log:
             f"results/logs/studies/{_notebook}/tables.log",
+        benchmark:
+            f"results/logs/studies/{_notebook}/tables.benchmark.tsv",
         params:
             study=_spec["study"],
             config=study_config_json(_notebook),
@@ -110,6 +118,8 @@ rule live_evaluation:
         record=record(LIVE_NOTEBOOK, "live_evaluation"),
     log:
         "results/logs/studies/live_evaluation.log",
+    benchmark:
+        "results/logs/studies/live_evaluation.benchmark.tsv",
     params:
         config=json.dumps(LIVE, sort_keys=True),
         seed=config["seed"],
@@ -137,6 +147,8 @@ rule adaptive_sensitivity:
         record=record(SENSITIVITY_NOTEBOOK, "adaptive_sensitivity"),
     log:
         "results/logs/studies/adaptive_sensitivity.log",
+    benchmark:
+        "results/logs/studies/adaptive_sensitivity.benchmark.tsv",
     params:
         config=json.dumps(SENSITIVITY, sort_keys=True),
         seed=config["seed"],
@@ -167,6 +179,8 @@ for _check in CHECKS:
             record=record(CHECKS_NOTEBOOK, _check),
         log:
             f"results/logs/studies/{_check}.log",
+        benchmark:
+            f"results/logs/studies/{_check}.benchmark.tsv",
         params:
             study=_check,
             config=json.dumps(load_study(_check).study_config(config), sort_keys=True),
@@ -192,6 +206,8 @@ rule verdicts:
         record=str(record_path(Path(VERDICTS).parent, "verdicts")),
     log:
         "results/logs/studies/verdicts.log",
+    benchmark:
+        "results/logs/studies/verdicts.benchmark.tsv",
     params:
         notebooks=json.dumps({nb: spec["study"] for nb, spec in NOTEBOOKS.items()}),
         out_dir=lambda wildcards, output: str(Path(output[0]).parent),
