@@ -175,8 +175,7 @@ def chunk_table(config: Mapping, seed: int, labels: Mapping[str, str], ranks: pd
     dataset = labels["dataset"]
     R, N = ranks["rank"].to_numpy(), ranks["n_candidates"].to_numpy()
     fits = int(N.min())
-    common = {"targets": targets(config), "seed": seed, "labels": labels, "n_groups": config["n_item_groups"],
-              "cache": KernelCache()}
+    common = {"targets": targets(config), "seed": seed, "labels": labels, "n_groups": config["n_item_groups"]}
     main = config["n_max"][dataset]
     frames = [repeat_adaptive_estimates(R, N, n0=config["n0"], n_max_values=[main], scheme=config["scheme"],
                                         repeats=config["repeats"], **common)]
@@ -184,6 +183,7 @@ def chunk_table(config: Mapping, seed: int, labels: Mapping[str, str], ranks: pd
     if others:
         frames.append(repeat_adaptive_estimates(R, N, n0=config["n0"], n_max_values=others, scheme=config["scheme"],
                                                 repeats=config["frontier_repeats"], **common))
+    common["cache"] = KernelCache()  # fixed sample sizes: whole kernels, shared by the sizes' repeats
     sizes = sorted({int(n) for n in config["frontier_sample_sizes"] if 2 <= n <= fits}
                    | {int(config["blind_spot_sample_size"])})
     fixed = [([Estimator("mle")], sizes, config["frontier_repeats"])]

@@ -266,8 +266,13 @@ def repeat_adaptive_estimates(
 
     Parameters
     ----------
-    global_ranks, n_items, targets, seed, labels, repeats, n_groups, cache, progress
+    global_ranks, n_items, targets, seed, labels, repeats, n_groups, progress
         As in :func:`repeat_estimates` (repeats 0 .. repeats - 1).
+    cache : KernelCache, optional
+        Kernels shared with other calls. By default the kernel of each (N_g, n_u) is computed
+        only at the ranks observed with it in any repeat of an n_max, once for all of them
+        (``full_kernels=False``): a few hundred of the thousands of columns of the whole
+        kernels of a doubling ladder.
     n0 : int
         Initial sample set size n_0 (the paper: 100).
     n_max_values : iterable of int
@@ -294,7 +299,7 @@ def repeat_adaptive_estimates(
     R = check_ranks(global_ranks, np.broadcast_to(np.asarray(n_items), (n_users,)), name="global_ranks")
     targets = [(m, k) for m, k in targets]
     exact = exact_values(R, n_items, targets)
-    cache = KernelCache() if cache is None else cache
+    cache = KernelCache(full_kernels=False) if cache is None else cache
     key = [str(labels[k]) for k in LABELS]
     frames = []
     for n_max in tqdm(ceilings, desc=" ".join(key), disable=None if progress is None else not progress):
