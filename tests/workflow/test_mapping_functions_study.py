@@ -13,7 +13,7 @@ from itemsampling.mappings import fit_beta, mapping
 from itemsampling.simulation import expected_sampled_rank_pmf, sample_ranks
 from itemsampling.studies import mapping_functions as mf
 from itemsampling.studies.engine import derive_seed
-from itemsampling.studies.paper import paper_table
+from itemsampling.studies.paper import PAPER_DATASETS, paper_table
 from itemsampling.studies.tables import read_ranks
 
 CONFIG = {"datasets": ["tiny"], "models": ["m1", "m2"], "protocols": ["all", "unseen"], "scheme": "binomial",
@@ -179,7 +179,7 @@ def test_paper_tables_of_li_et_al_have_their_source():
     for name, rows in sizes.items():
         table = paper_table(name)
         assert len(table) == rows and table["source"].str.contains("doi:10.1145/3394486.3403262").all(), name
-    assert set(paper_table("li2020kdd_table2")["paper_dataset"]) == set(mf.PAPER_DATASETS.values())
+    assert set(paper_table("li2020kdd_table2")["paper_dataset"]) == set(PAPER_DATASETS.values())
 
 
 def test_cli_writes_identical_tables_twice(tiny_results, tmp_path):

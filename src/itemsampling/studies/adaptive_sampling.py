@@ -48,7 +48,6 @@ from .tables import ranks_path, read_ranks, read_table, table_path
 
 __all__ = [
     "FIXED_SOURCE",
-    "PAPER_DATASETS",
     "adaptive_sizes",
     "chunk_table",
     "chunks",
@@ -72,9 +71,6 @@ __all__ = [
 
 #: notebook whose tables ``relative_error`` and ``winners`` hold the reused fixed-size runs
 FIXED_SOURCE = "04_estimators"
-#: our stand-ins for the AAAI'23 datasets (its third, ml-20m, has none): the ``paper_dataset`` of
-#: the paper tables ``li2023aaai_adaptive`` and ``li2023aaai_adaptive_winners``
-PAPER_DATASETS = {"pinterest-subset": "pinterest-20", "yelp-diffnet": "yelp"}
 #: columns of ``fixed_vs_adaptive`` (errors as fractions)
 FIXED_VS_ADAPTIVE_COLUMNS = ("dataset", "model", "protocol", "method", "metric", "mean_sample_size", "mean",
                              "std", "repeats")

@@ -54,8 +54,7 @@ from ..metrics import global_metrics
 from ..ranks import PROTOCOLS
 from ..simulation import expected_sampled_metric
 from .engine import SCHEMES, draw_sampled_ranks, repeat_estimates
-from .mapping_functions import PAPER_DATASETS
-from .paper import paper_merge
+from .paper import PAPER_DATASETS, SAME_DATA, paper_merge
 from .tables import ranks_path, read_ranks
 
 __all__ = [
@@ -106,9 +105,6 @@ _NAMED = ("sampled", "cls", "mle", "wmle", "mes", *PRIOR_ESTIMATORS)
 #: MES of the AAAI'23 code: n times the squared error of AAAI'21 eq. 25 with η = 0.01, i.e. eq. 26
 #: with η/n (the package's ``eta_scale="code"``)
 CODE_MES = {"eta": 0.01, "eta_scale": "code"}
-#: our datasets with the same users and items as the papers' (the others are other versions of
-#: pinterest-20 and yelp, with other N): only these can be held against the papers' exact metrics
-SAME_DATA = ("ml-1m", "citeulike-a")
 #: keys that identify one setting of the runs (everything but the repeat and the values)
 _SETTING = ["dataset", "model", "protocol", "scheme", "sample_size", "part", "estimator"]
 
@@ -669,8 +665,8 @@ def min_sampled_hit_ratio(recall_at_k, k, n_items, sample_size):
 def level_comparison(levels: pd.DataFrame, paper_at_k: pd.DataFrame, paper_hit_ratios: pd.DataFrame) -> pd.DataFrame:
     """Can the paper's exact Recall@K come from global ranks like ours?
 
-    For every (dataset, model) of :data:`SAME_DATA` with an exact Recall@K in the paper
-    (``jin2021aaai_metrics_at_10``, protocol ``all``): our exact Recall@K and E[SHR@1] under both
+    For every (dataset, model) of :data:`~itemsampling.studies.paper.SAME_DATA` with an exact
+    Recall@K in the paper (``jin2021aaai_metrics_at_10``, protocol ``all``): our exact Recall@K and E[SHR@1] under both
     protocols (``levels`` of :func:`metric_levels`), the paper's exact Recall@K, the smallest E[SHR@1] that any ranks with
     that Recall@K over our N items give (:func:`min_sampled_hit_ratio`), and a sampled hit ratio
     at 1 measured in another paper on the same dataset and model (``paper_hit_ratios`` of

@@ -58,12 +58,11 @@ from ..mappings import (
 )
 from ..simulation import expected_sampled_rank_pmf, sample_ranks
 from .engine import LABELS, SCHEMES, derive_seed
-from .paper import paper_merge
+from .paper import PAPER_DATASETS, paper_merge
 from .tables import ranks_path, read_ranks
 
 __all__ = [
     "ERROR_COLUMNS",
-    "PAPER_DATASETS",
     "best_mappings",
     "chunk_draws",
     "chunk_table",
@@ -82,9 +81,6 @@ __all__ = [
     "with_paper",
 ]
 
-#: our datasets and the paper's datasets they stand in for (Li et al. Tables 2, 3, 7)
-PAPER_DATASETS = {"ml-1m": "ml-1m", "citeulike-a": "citeulike", "pinterest-subset": "pinterest-20",
-                  "yelp-diffnet": "yelp"}
 #: the grid of global cut-offs of the HR@K curves: every K up to this, then log-spaced points
 _DENSE_CUTOFFS = 200
 _LOG_CUTOFFS = 300
@@ -549,7 +545,8 @@ def hit_ratio_long(frame: pd.DataFrame) -> pd.DataFrame:
 
 def with_paper(frame: pd.DataFrame, paper_name: str, on: Sequence[str]) -> pd.DataFrame:
     """``frame`` joined to a table of :mod:`itemsampling.studies.paper` on ``on``, with
-    ``paper_dataset`` added from :data:`PAPER_DATASETS` when ``frame`` has a ``dataset`` column.
+    ``paper_dataset`` added from :data:`~itemsampling.studies.paper.PAPER_DATASETS` when
+    ``frame`` has a ``dataset`` column.
 
     The paper's rows of the datasets and models ``frame`` has must all find a partner
     (:func:`~itemsampling.studies.paper.paper_merge` raises otherwise); rows of datasets or
