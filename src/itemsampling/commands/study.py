@@ -48,7 +48,7 @@ from threadpoolctl import threadpool_limits
 from .._validation import check_seed
 from ..studies.engine import LABELS
 from ..studies.records import canonical_config, record_path, write_record
-from ..studies.tables import read_ranks, read_runs, write_table
+from ..studies.tables import read_model_ranks, read_runs, write_table
 from ._common import check_output_dir, check_output_file, plain_text
 
 __all__ = ["load_study", "notebook_parameters", "register"]
@@ -168,7 +168,7 @@ def _chunk(args) -> int:
         labels["part"] = args.part
     if labels not in study.chunks(config):
         raise ValueError(f"{labels} is not a chunk of study {args.study!r}; its chunks: {study.chunks(config)}")
-    ranks = read_ranks(labels["dataset"], labels["model"], labels["protocol"], args.root)
+    ranks = read_model_ranks(labels["dataset"], labels["model"], labels["protocol"], args.root)
     with threadpool_limits(1, user_api="blas"):
         table = study.chunk_table(config, args.seed, labels, ranks)
     tmp = args.output.with_name(f".{args.output.name}.tmp")

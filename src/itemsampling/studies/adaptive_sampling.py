@@ -44,7 +44,7 @@ from ..experiments import relative_error, winner_counts
 from ..kernels import KernelCache
 from ..simulation import expected_sampled_rank_pmf, expected_sampling_cost
 from .engine import SCHEMES, repeat_adaptive_estimates, repeat_estimates
-from .tables import ranks_path, read_ranks, read_table, table_path
+from .tables import ranks_path, read_model_ranks, read_table, table_path
 
 __all__ = [
     "FIXED_SOURCE",
@@ -431,7 +431,7 @@ def study_tables(config: Mapping, seed: int, runs: pd.DataFrame, root: str | Pat
     global ranks and, for ``fixed_reused`` datasets, notebook 04's tables. Nothing here is
     random (``seed`` made the runs)."""
     config = _checked(config)
-    ranks = {(c["dataset"], c["model"]): read_ranks(c["dataset"], c["model"], c["protocol"], root)
+    ranks = {(c["dataset"], c["model"]): read_model_ranks(c["dataset"], c["model"], c["protocol"], root)
              for c in chunks(config)}
     draw_scheme = SCHEMES[config["scheme"]][0]
     blind, costs = [], []

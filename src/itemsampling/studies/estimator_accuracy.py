@@ -26,13 +26,13 @@ of a comparison see the same sampled ranks wherever their settings agree.
 **Targets.** Recall, NDCG and AP at K = 1..``max_k`` for every estimator; for the models of the
 P(R) figures also Recall@K for K up to ``rank_distribution.max_rank``: the estimated Recall@K of an
 estimator that defines P(R) is its CDF at K (AAAI'21 eq. 14), so the learned pmf and CDF are read
-from these targets (:func:`rank_distribution`).
+from these targets (:func:`rank_distribution_table`).
 
 **Tables** (:func:`study_tables`): ``metrics_at_k`` (AAAI'21 Tables 2-3, 6-7), ``winners`` and
 ``true_winners`` (AAAI'21 Tables 4, 8-10; AAAI'23 Tables 3, 8), ``rank_distribution`` (AAAI'21
 Figs. 2-3), ``relative_error`` (AAAI'23 Tables 1, 6, 9, 10), ``pooled_prior``, ``candidates`` and
 ``schemes`` (the comparisons above, as average relative errors), ``interval_coverage``
-(:func:`interval_coverage`), ``metric_levels`` (:func:`metric_levels`: the level of every model's
+(:func:`interval_coverage_table`), ``metric_levels`` (:func:`metric_levels`: the level of every model's
 metrics under both protocols, read from the global ranks, to compare with the papers' levels) and
 ``chunk_times`` (wall time of every chunk; the only table that differs between reruns).
 """
@@ -46,16 +46,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..estimators import RANK_DISTRIBUTION_METHODS, Estimator
-from ..estimators import rank_distribution as fit_rank_distribution
+from ..estimators import RANK_DISTRIBUTION_METHODS, Estimator, rank_distribution
 from ..experiments import relative_error, winner_counts
-from ..intervals import interval_coverage as _interval_coverage
+from ..intervals import interval_coverage
 from ..metrics import global_metrics
 from ..ranks import PROTOCOLS
 from ..simulation import expected_sampled_metric
 from .engine import SCHEMES, draw_sampled_ranks, repeat_estimates
 from .paper import PAPER_DATASETS, SAME_DATA, paper_merge
-from .tables import ranks_path, read_ranks
+from .tables import ranks_path, read_model_ranks
 
 __all__ = [
     "CATEGORICAL_RUNS",
@@ -70,7 +69,7 @@ __all__ = [
     "estimator",
     "estimator_label",
     "inputs",
-    "interval_coverage",
+    "interval_coverage_table",
     "level_comparison",
     "li2020kdd_hit_ratios",
     "metric_levels",
@@ -79,7 +78,7 @@ __all__ = [
     "min_sampled_hit_ratio",
     "parts",
     "pooled_estimators",
-    "rank_distribution",
+    "rank_distribution_table",
     "relative_error_comparison",
     "relative_error_layout",
     "relative_errors",
@@ -270,8 +269,8 @@ def pooled_estimators(names: Sequence[str], global_ranks, n_items, sample_size: 
     draws = [draw_sampled_ranks(global_ranks, n_items, sample_size, seed=seed, labels=labels, scheme=scheme,
                                 repeat=i) for i in range(repeats)]
     pooled, pooled_items = np.concatenate(draws), np.tile(n_items, repeats) if np.ndim(n_items) else n_items
-    priors = {method: fit_rank_distribution(pooled, pooled_items, sample_size, method, scheme=SCHEMES[scheme][1],
-                                            n_groups=n_groups)
+    priors = {method: rank_distribution(pooled, pooled_items, sample_size, method, scheme=SCHEMES[scheme][1],
+                                        n_groups=n_groups)
               for method in sorted({name.partition("_")[2] for name in names})}
     return [Estimator(name.partition("_")[0], {"prior": priors[name.partition("_")[2]]}, name=name)
             for name in names]
@@ -400,7 +399,7 @@ def relative_errors(runs: pd.DataFrame, max_k: int, rows=None) -> pd.DataFrame:
     return out.reset_index()
 
 
-def rank_distribution(runs: pd.DataFrame, max_rank: int, estimators: Sequence[str]) -> pd.DataFrame:
+def rank_distribution_table(runs: pd.DataFrame, max_rank: int, estimators: Sequence[str]) -> pd.DataFrame:
     """The learned P(R) for R = 1..``max_rank``, averaged over the repeats, next to the empirical one
     (AAAI'21 Figs. 2-3).
 
@@ -463,7 +462,7 @@ def comparison_tables(errors: pd.DataFrame, config: Mapping) -> dict[str, pd.Dat
     }
 
 
-def interval_coverage(runs: pd.DataFrame) -> pd.DataFrame:
+def interval_coverage_table(runs: pd.DataFrame) -> pd.DataFrame:
     """How often the intervals cover the exact value over the repeats, and why they miss.
 
     :func:`itemsampling.intervals.interval_coverage` (``coverage``: share of repeats with
@@ -484,7 +483,7 @@ def interval_coverage(runs: pd.DataFrame) -> pd.DataFrame:
     columns = [*keys, "repeats", "coverage", "mean_width", "exact", "bias", "spread", "mean_se"]
     if runs.empty:  # no interval part among the chunks
         return pd.DataFrame(columns=columns)
-    out = _interval_coverage(runs[[*keys, "lower", "upper", "exact"]])
+    out = interval_coverage(runs[[*keys, "lower", "upper", "exact"]])
     stats = runs.groupby(keys, sort=False).agg(exact=("exact", "first"), mean=("estimate", "mean"),
                                                 std=("estimate", "std"), mean_se=("se", "mean")).reset_index()
     out = out.merge(stats, on=keys, how="left", validate="one_to_one")
@@ -516,7 +515,7 @@ def metric_levels(config: Mapping, root: str | Path = ".") -> pd.DataFrame:
     for dataset in config["datasets"]:
         for model in config["models"].values():
             for protocol in PROTOCOLS:
-                ranks = read_ranks(dataset, model, protocol, root)
+                ranks = read_model_ranks(dataset, model, protocol, root)
                 global_ranks, n_items = ranks["rank"].to_numpy(), ranks["n_candidates"].to_numpy()
                 rows.append({
                     "dataset": dataset, "model": model, "protocol": protocol, "scheme": "binomial",
@@ -571,12 +570,12 @@ def study_tables(config: Mapping, seed: int, runs: pd.DataFrame, root: str | Pat
         "metrics_at_k": metrics_at_k(_role(runs, config, "paper", runs["k"] == config["table_k"]), config["table_k"]),
         "winners": winners(at_winner_ks, config["winner_ks"]),
         "true_winners": true_winners(at_winner_ks, config["winner_ks"]),
-        "rank_distribution": rank_distribution(
+        "rank_distribution": rank_distribution_table(
             _role(runs, config, "paper", (runs["metric"] == "recall") & runs["estimator"].isin(rd["estimators"])),
             rd["max_rank"], rd["estimators"]),
         "relative_error": paper_errors[[*_COMPARED, "mean", "std", "repeats"]].reset_index(drop=True),
         **comparison_tables(errors, config),
-        "interval_coverage": interval_coverage(runs[with_interval]),
+        "interval_coverage": interval_coverage_table(runs[with_interval]),
         "metric_levels": metric_levels(config, root),
         "chunk_times": chunk_times(runs),
     }
@@ -786,7 +785,7 @@ def relative_error_comparison(table: pd.DataFrame, paper: pd.DataFrame) -> pd.Da
 
 def cdf_error(table: pd.DataFrame) -> pd.DataFrame:
     """How far the averaged learned CDF is from the empirical one: the largest and the mean
-    |CDF̂(R) − CDF(R)| over R = 1..max_rank, per setting of :func:`rank_distribution`."""
+    |CDF̂(R) − CDF(R)| over R = 1..max_rank, per setting of :func:`rank_distribution_table`."""
     keys = ["dataset", "model", "protocol", "scheme", "sample_size", "estimator"]
     gap = table.assign(gap=(table["cdf"] - table["exact_cdf"]).abs())
     return gap.groupby(keys, sort=False)["gap"].agg(max_gap="max", mean_gap="mean").reset_index()

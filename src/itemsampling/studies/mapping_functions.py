@@ -59,7 +59,7 @@ from ..mappings import (
 from ..simulation import expected_sampled_rank_pmf, sample_ranks
 from .engine import LABELS, SCHEMES, derive_seed
 from .paper import PAPER_DATASETS, paper_merge
-from .tables import ranks_path, read_ranks
+from .tables import ranks_path, read_model_ranks
 
 __all__ = [
     "ERROR_COLUMNS",
@@ -212,12 +212,12 @@ class _Study:
 
     def __init__(self, config: Mapping, runs: pd.DataFrame, root: str | Path):
         self.config = config
-        self.ranks = {(c["dataset"], c["model"], c["protocol"]): read_ranks(c["dataset"], c["model"], c["protocol"], root)
+        self.ranks = {(c["dataset"], c["model"], c["protocol"]): read_model_ranks(c["dataset"], c["model"], c["protocol"], root)
                       for c in chunks(config)}
         self.n_items = {}
         for d, m in _pairs(config):
             frame = self.ranks.get((d, m, "all"))
-            frame = read_ranks(d, m, "all", root) if frame is None else frame
+            frame = read_model_ranks(d, m, "all", root) if frame is None else frame
             self.n_items[d] = max(self.n_items.get(d, 0), int(frame["n_candidates"].max()))
         keys = [*LABELS, "scheme", "sample_size"]
         self.runs = {key: part.sort_values("k") for key, part in runs.groupby(keys, sort=False)}
