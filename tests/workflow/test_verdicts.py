@@ -4,10 +4,10 @@ shown (README section, report front page)."""
 from __future__ import annotations
 
 import importlib
-import pkgutil
 import subprocess
 import sys
 from html import unescape
+from pathlib import Path
 
 import jinja2
 import pandas as pd
@@ -123,8 +123,9 @@ def test_kdd20_table7_compares_every_mapping_including_beta_p():
 
 
 def _claims_sources() -> str:
-    return "\n".join((REPO / "src" / "itemsampling" / "studies" / "verdicts" / f"{m.name}.py").read_text()
-                     for m in pkgutil.iter_modules(verdicts.__path__))
+    """The source of every claims module (a module of the verdicts package, or a package in it)."""
+    root = Path(verdicts.__file__).parent
+    return "\n".join(path.read_text() for path in sorted(root.rglob("*.py")) if path != root / "__init__.py")
 
 
 @pytest.mark.parametrize("name", PAPER_TABLES)
