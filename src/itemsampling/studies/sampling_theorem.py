@@ -1,5 +1,8 @@
 """Notebook 02: the sampling theorem (Li, Jin, Gao & Liu, KDD 2020 §2).
 
+One module past 500 lines, because its chunks and its tables must draw the same user subsets and
+read the same draws, which its private helpers define once for both.
+
 Every table of the notebook, computed from the global ranks of each (dataset, model, protocol)
 of the ``sampling_theorem`` section and from the Monte Carlo runs of the study engine. A chunk
 is one (dataset, model, protocol): ``repeats`` draws of SHR@k, k = 1..n, for all test users, and
