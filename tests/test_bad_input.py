@@ -203,6 +203,10 @@ COMMAND_CASES = [
     pytest.param([*STUDY, "chunk", "--study", "nosuch", "--config", "{{}}", "--seed", "0", "--dataset", "d",
                   "--model", "m", "--protocol", "all", "--output", "{folder}{sep}x.parquet"],
                  "unknown study 'nosuch'", id="study-chunk/unknown-study"),
+    pytest.param([*STUDY, "chunk", "--study", "mn_users", "--config", "{{}}", "--seed", "0", "--dataset", "d",
+                  "--model", "m", "--protocol", "all", "--output", "{folder}{sep}x.parquet"],
+                 "itemsampling.studies.mn_users is not a ChunkedStudy (itemsampling.studies.contract): it lacks "
+                 "chunk_table", id="study-chunk/study-without-chunks"),
     pytest.param([*STUDY, "tables", *STUDY_ARGS, "--tables", "t", "--out-dir", "{file}"],
                  "--out-dir '{file}' is a file", id="study-tables/out-dir-is-a-file"),
     pytest.param([*STUDY, "tables", "--study", "sampled_metrics", "--config", "[1]", "--seed", "0", "--tables", "t",

@@ -201,8 +201,9 @@ def test_paper_tables_of_the_adaptive_experiments():
     row = table.query("paper_dataset == 'pinterest-20' and model == 'ease' and metric == 'ndcg' "
                       "and method == 'adaptive_mle'").iloc[0]
     assert (row["mean_sample_size"], row["paper_percent"], row["paper_std_percent"]) == (307.74, 1.46, 0.63)
-    wins = paper_table("li2023aaai_adaptive_winners")
+    wins = paper_table("li2023aaai_winners")
     assert len(wins) == 3 * 2 * 3 * 5 and wins["paper_correct"].between(0, 100).all()
+    assert set(wins.loc[wins["method"] == "adaptive_mle", "sample_size"]) == {3200}
 
 
 # ----------------------------------------------------------------------------- configuration and CLI

@@ -10,7 +10,7 @@ import pytest
 from itemsampling.data import load_dataset
 from itemsampling.rank_tails import held_out_context, in_bottom
 from itemsampling.studies import data_and_models
-from itemsampling.studies.tables import read_ranks
+from itemsampling.studies.tables import read_model_ranks
 from itemsampling.studies.verdicts import COLUMNS, verdict_table
 
 
@@ -22,7 +22,7 @@ def test_bottom_ranks_without_context_has_one_row_per_ranks_file(tiny_results):
     bottom = tables["bottom_ranks"]
     assert len(bottom) == 4 and set(bottom["split"]) == {"all"}
     for row in bottom.itertuples():
-        ranks = read_ranks("tiny", row.model, row.protocol, tiny_results)
+        ranks = read_model_ranks("tiny", row.model, row.protocol, tiny_results)
         assert row.bottom_share == pytest.approx(in_bottom(ranks["rank"], ranks["n_candidates"]).mean())
         assert row.users == len(ranks)
 
@@ -45,7 +45,7 @@ def test_bottom_ranks_with_context_splits_the_users_of_each_model(tmp_path, trai
         cooccurrence = rows.loc["cooccurrence"]
         assert cooccurrence.loc["none", "users"] == int((context["cooccurrences"] == 0).sum())
         assert cooccurrence["users"].sum() == users
-        ranks = read_ranks("synthetic", model, "all", tmp_path).merge(context, on=["user", "item"])
+        ranks = read_model_ranks("synthetic", model, "all", tmp_path).merge(context, on=["user", "item"])
         none = ranks[ranks["cooccurrences"] == 0]
         expected = in_bottom(none["rank"], none["n_candidates"]).mean() if len(none) else np.nan
         assert cooccurrence.loc["none", "bottom_share"] == pytest.approx(expected, nan_ok=True)

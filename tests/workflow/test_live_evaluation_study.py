@@ -17,7 +17,7 @@ from itemsampling.data import load_dataset
 from itemsampling.metrics import global_metrics
 from itemsampling.studies import live_evaluation as le
 from itemsampling.studies.engine import derive_seed
-from itemsampling.studies.tables import read_ranks
+from itemsampling.studies.tables import read_model_ranks
 
 MODELS = ["popularity", "itemknn", "ease"]
 CONFIG = {"dataset": "synthetic", "models": MODELS, "protocol": "all", "scheme": "binomial", "n0": 10,
@@ -62,7 +62,7 @@ def test_tables_equal_a_run_by_hand(study):
     ks = np.arange(1, CONFIG["max_k"] + 1)
     for model_name in MODELS:
         model, record = load_trained(root / "results" / "ranks" / "synthetic" / model_name, dataset)
-        committed = read_ranks("synthetic", model_name, "all", root)
+        committed = read_model_ranks("synthetic", model_name, "all", root)
         exact = global_metrics(committed["rank"], committed["n_candidates"].to_numpy(), CONFIG["metrics"], ks)
         for n_max in CONFIG["n_max"]:
             errors, items = {m: [] for m in CONFIG["metrics"]}, []
@@ -114,7 +114,7 @@ def test_times_hold_every_run(study):
 
 def _committed_as(root, tmp_path, change):
     """A root whose committed itemknn ranks are ``change(committed)``; the same train.json."""
-    committed = read_ranks("synthetic", "itemknn", "all", root)
+    committed = read_model_ranks("synthetic", "itemknn", "all", root)
     folder = tmp_path / "results" / "ranks" / "synthetic" / "itemknn"
     folder.mkdir(parents=True)
     change(committed).to_parquet(folder / "all.parquet")

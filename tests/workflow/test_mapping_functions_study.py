@@ -13,8 +13,8 @@ from itemsampling.mappings import fit_beta, mapping
 from itemsampling.simulation import expected_sampled_rank_pmf, sample_ranks
 from itemsampling.studies import mapping_functions as mf
 from itemsampling.studies.engine import derive_seed
-from itemsampling.studies.paper import paper_table
-from itemsampling.studies.tables import read_ranks
+from itemsampling.studies.paper import PAPER_DATASETS, paper_table
+from itemsampling.studies.tables import read_model_ranks
 
 CONFIG = {"datasets": ["tiny"], "models": ["m1", "m2"], "protocols": ["all", "unseen"], "scheme": "binomial",
           "sample_size": 20, "beta_draws": 4, "ks": [1, 2, 5, 10], "mappings": ["linear", "bound", "beta@1", "beta@0.5", "beta@P"],
@@ -25,7 +25,7 @@ CONFIG = {"datasets": ["tiny"], "models": ["m1", "m2"], "protocols": ["all", "un
 
 
 def _runs(root, config=CONFIG, seed=3):
-    return pd.concat([mf.chunk_table(config, seed, c, read_ranks(c["dataset"], c["model"], c["protocol"], root))
+    return pd.concat([mf.chunk_table(config, seed, c, read_model_ranks(c["dataset"], c["model"], c["protocol"], root))
                       for c in mf.chunks(config)], ignore_index=True)
 
 
@@ -36,7 +36,7 @@ def tables(tiny_results):
 
 def _draw(root, model, protocol, scheme, n, seed=3):
     """The sampled ranks of one setting, redrawn from the engine's seed of repeat 0."""
-    frame = read_ranks("tiny", model, protocol, root)
+    frame = read_model_ranks("tiny", model, protocol, root)
     law = {"binomial": "binomial", "hypergeometric": "hypergeometric", "actual": "hypergeometric"}[scheme]
     rng = np.random.default_rng(derive_seed(seed, "tiny", model, protocol, scheme, n, 0))
     R, N = frame["rank"].to_numpy(), frame["n_candidates"].to_numpy()
@@ -59,7 +59,7 @@ def test_chunks_and_their_draws():
                          [("m1", "unseen", "actual", 50), ("m2", "all", "binomial", 10)])
 def test_chunk_holds_the_engines_draw_and_its_exact_expectation(tiny_results, model, protocol, scheme, n):
     labels = {"dataset": "tiny", "model": model, "protocol": protocol}
-    chunk = mf.chunk_table(CONFIG, 3, labels, read_ranks("tiny", model, protocol, tiny_results))
+    chunk = mf.chunk_table(CONFIG, 3, labels, read_model_ranks("tiny", model, protocol, tiny_results))
     part = chunk[(chunk["scheme"] == scheme) & (chunk["sample_size"] == n)]
     R, N, r = _draw(tiny_results, model, protocol, scheme, n)
     np.testing.assert_array_equal(part["hits"], [(r <= k).sum() for k in range(1, n + 1)])
@@ -83,7 +83,7 @@ def test_beta_parameters_refit_from_the_draw(tiny_results, tables):
 
 def test_beta_spread_refits_independent_draws(tiny_results):
     """Draw j of the spread is the engine's repeat j, drawn here independently of the study."""
-    ranks = read_ranks("tiny", "m2", "all", tiny_results)
+    ranks = read_model_ranks("tiny", "m2", "all", tiny_results)
     R, N = ranks["rank"].to_numpy(), ranks["n_candidates"].to_numpy()
     key = ("tiny", "m2", "all", "binomial", 20)
     fits = mf.beta_draws(R, N, key, 3, 4)
@@ -179,7 +179,7 @@ def test_paper_tables_of_li_et_al_have_their_source():
     for name, rows in sizes.items():
         table = paper_table(name)
         assert len(table) == rows and table["source"].str.contains("doi:10.1145/3394486.3403262").all(), name
-    assert set(paper_table("li2020kdd_table2")["paper_dataset"]) == set(mf.PAPER_DATASETS.values())
+    assert set(paper_table("li2020kdd_table2")["paper_dataset"]) == set(PAPER_DATASETS.values())
 
 
 def test_cli_writes_identical_tables_twice(tiny_results, tmp_path):

@@ -4,10 +4,10 @@ shown (README section, report front page)."""
 from __future__ import annotations
 
 import importlib
-import pkgutil
 import subprocess
 import sys
 from html import unescape
+from pathlib import Path
 
 import jinja2
 import pandas as pd
@@ -16,7 +16,14 @@ import yaml
 from docutils.core import publish_parts
 
 import itemsampling.studies.verdicts as verdicts
-from itemsampling.studies.paper import PAPER_TABLES, paper_merge, paper_table
+from itemsampling.studies.paper import (
+    PAPER_DATASETS,
+    PAPER_TABLES,
+    SAME_DATA,
+    paper_merge,
+    paper_table,
+    stand_ins,
+)
 from itemsampling.studies.verdicts import (
     COLUMNS,
     VERDICTS,
@@ -88,6 +95,23 @@ def test_paper_merge_scope_leaves_out_rows_of_other_datasets_only():
         paper_merge(ours.drop(columns="k"), paper, on=["dataset", "k"])
 
 
+@pytest.mark.parametrize("name", PAPER_TABLES)
+def test_the_paper_tables_name_our_datasets_as_paper_datasets_does(name):
+    """A paper table that names our dataset next to the paper's names the one of PAPER_DATASETS."""
+    table = paper_table(name)
+    if not {"dataset", "paper_dataset"} <= set(table.columns):
+        return
+    pairs = table[["dataset", "paper_dataset"]].drop_duplicates()
+    expected = pairs["paper_dataset"].map({paper: ours for ours, paper in PAPER_DATASETS.items()})
+    assert pairs["dataset"].fillna("").tolist() == expected.fillna("").tolist(), name
+
+
+def test_same_data_are_stand_ins():
+    assert set(SAME_DATA) <= set(PAPER_DATASETS)
+    assert {PAPER_DATASETS[d] for d in SAME_DATA} == {"ml-1m", "citeulike"}
+    assert stand_ins("li2023aaai_adaptive") == {"pinterest-subset": "pinterest-20", "yelp-diffnet": "yelp"}
+
+
 def test_kdd20_table7_compares_every_mapping_including_beta_p():
     from itemsampling.studies.mapping_functions import with_paper
     from itemsampling.studies.tables import read_table
@@ -99,8 +123,9 @@ def test_kdd20_table7_compares_every_mapping_including_beta_p():
 
 
 def _claims_sources() -> str:
-    return "\n".join((REPO / "src" / "itemsampling" / "studies" / "verdicts" / f"{m.name}.py").read_text()
-                     for m in pkgutil.iter_modules(verdicts.__path__))
+    """The source of every claims module (a module of the verdicts package, or a package in it)."""
+    root = Path(verdicts.__file__).parent
+    return "\n".join(path.read_text() for path in sorted(root.rglob("*.py")) if path != root / "__init__.py")
 
 
 @pytest.mark.parametrize("name", PAPER_TABLES)
@@ -203,7 +228,6 @@ def test_theorem_verdict_fails_when_a_dominating_pair_flips():
 
 
 def test_mapping_verdicts_follow_the_errors_and_the_parameters():
-    from itemsampling.studies.mapping_functions import PAPER_DATASETS
     from itemsampling.studies.verdicts import mapping_functions
 
     def linear_best(errors):

@@ -8,12 +8,15 @@
     itemsampling study provenance --output results/provenance.json
     itemsampling study verdicts --notebooks JSON --out-dir results/tables
 
-A study is a module of :mod:`itemsampling.studies` with ``study_config``, ``chunks``,
-``chunk_table`` (when it has chunks), ``inputs`` and ``study_tables``. ``--config`` is the
-study's parameters as JSON (what ``study_config`` returns for the workflow configuration). A
-chunk is named by its dataset, model and protocol, and by ``--part`` when the study runs several
-parts on one ranks file (e.g. one per sample size). A study with millions of runs sets
-``CATEGORICAL_RUNS = True``: ``tables`` then reads its chunks with text columns as categoricals
+A study is a module of :mod:`itemsampling.studies` that keeps the contract of
+:mod:`~itemsampling.studies.contract`: ``study_config``, ``chunks``, ``inputs`` and
+``study_tables`` (:class:`~itemsampling.studies.contract.Study`, checked when it is loaded),
+and ``chunk_table`` when it has chunks (:class:`~itemsampling.studies.contract.ChunkedStudy`).
+``--config`` is the study's parameters as JSON (what ``study_config`` returns for the workflow
+configuration). A chunk is named by its dataset, model and protocol, and by ``--part`` when the
+study runs several parts on one ranks file (e.g. one per sample size). A study with millions of
+runs sets ``CATEGORICAL_RUNS = True`` (:class:`~itemsampling.studies.contract.CategoricalRunsStudy`):
+``tables`` then reads its chunks with text columns as categoricals
 (:func:`~itemsampling.studies.tables.read_runs`).
 
 ``tables`` also writes the step's record, ``<study>.record.json`` beside the tables
@@ -45,10 +48,11 @@ from pathlib import Path
 from threadpoolctl import threadpool_limits
 
 from .._validation import check_seed
+from ..studies.contract import CategoricalRunsStudy, ChunkedStudy, check_study
 from ..studies.engine import LABELS
 from ..studies.records import canonical_config, record_path, write_record
 from ..studies.registry import load_study
-from ..studies.tables import read_ranks, read_runs, write_table
+from ..studies.tables import read_model_ranks, read_runs, write_table
 from ._common import check_output_dir, check_output_file, plain_text
 
 __all__ = ["register"]
@@ -141,13 +145,13 @@ def _config(args) -> dict:
 
 def _chunk(args) -> int:
     check_output_file(str(args.output))
-    study, config = load_study(args.study), _config(args)
+    study, config = check_study(load_study(args.study), ChunkedStudy), _config(args)
     labels = {label: getattr(args, label) for label in LABELS}
     if args.part is not None:
         labels["part"] = args.part
     if labels not in study.chunks(config):
         raise ValueError(f"{labels} is not a chunk of study {args.study!r}; its chunks: {study.chunks(config)}")
-    ranks = read_ranks(labels["dataset"], labels["model"], labels["protocol"], args.root)
+    ranks = read_model_ranks(labels["dataset"], labels["model"], labels["protocol"], args.root)
     with threadpool_limits(1, user_api="blas"):
         table = study.chunk_table(config, args.seed, labels, ranks)
     tmp = args.output.with_name(f".{args.output.name}.tmp")
@@ -159,7 +163,8 @@ def _chunk(args) -> int:
 def _tables(args) -> int:
     check_output_dir(str(args.out_dir))
     study, config = load_study(args.study), _config(args)
-    runs = read_runs(args.runs, categorical=getattr(study, "CATEGORICAL_RUNS", False)) if args.runs else None
+    categorical = isinstance(study, CategoricalRunsStudy) and study.CATEGORICAL_RUNS
+    runs = read_runs(args.runs, categorical=categorical) if args.runs else None
     with threadpool_limits(1, user_api="blas"):
         tables = study.study_tables(config, args.seed, runs, args.root)
     expected, made = set(args.tables), set(tables)

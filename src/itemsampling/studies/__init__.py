@@ -1,6 +1,7 @@
 """The studies of the compendium, computed from global ranks and written as tidy tables.
 
 =============================== ==============================================================
+:mod:`.contract`                 what a study module offers (``itemsampling study`` checks it)
 :mod:`.engine`                   sample, estimate and tabulate many repeats at once
 :mod:`.tables`                   the one reader/writer of ranks and result tables
 :mod:`.sampled_metrics`          Krichene & Rendle, KDD 2020 (notebook 01)
@@ -8,8 +9,10 @@
 :mod:`.run_summaries`            K&R Tables 3-4 from repeated runs (means, orders, pairs ordered right)
 :mod:`.sampling_theorem`         Li, Jin, Gao & Liu, KDD 2020, §2 (notebook 02)
 :mod:`.mapping_functions`        Li, Jin, Gao & Liu, KDD 2020 (notebook 03)
+:mod:`.estimator_accuracy`       Jin et al., AAAI 2021; Li et al., AAAI 2023 (notebook 04)
 :mod:`.adaptive_sampling`        Li et al., AAAI 2023 §4: blind spot and adaptive sampling (notebook 05)
-:mod:`.paper`                    the papers' printed tables, and joins with them that lose no row
+:mod:`.paper`                    the papers' printed tables, which of our datasets stand in for theirs,
+                                 and joins with them that lose no row
 :mod:`.verdicts`                 one verdict per claim of the papers, from the tables (verdicts.csv)
 =============================== ==============================================================
 """

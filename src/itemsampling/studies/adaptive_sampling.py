@@ -44,11 +44,10 @@ from ..experiments import relative_error, winner_counts
 from ..kernels import KernelCache
 from ..simulation import expected_sampled_rank_pmf, expected_sampling_cost
 from .engine import SCHEMES, repeat_adaptive_estimates, repeat_estimates
-from .tables import ranks_path, read_ranks, read_table, table_path
+from .tables import ranks_path, read_model_ranks, read_table, table_path
 
 __all__ = [
     "FIXED_SOURCE",
-    "PAPER_DATASETS",
     "adaptive_sizes",
     "chunk_table",
     "chunks",
@@ -72,9 +71,6 @@ __all__ = [
 
 #: notebook whose tables ``relative_error`` and ``winners`` hold the reused fixed-size runs
 FIXED_SOURCE = "04_estimators"
-#: our stand-ins for the AAAI'23 datasets (its third, ml-20m, has none): the ``paper_dataset`` of
-#: the paper tables ``li2023aaai_adaptive`` and ``li2023aaai_adaptive_winners``
-PAPER_DATASETS = {"pinterest-subset": "pinterest-20", "yelp-diffnet": "yelp"}
 #: columns of ``fixed_vs_adaptive`` (errors as fractions)
 FIXED_VS_ADAPTIVE_COLUMNS = ("dataset", "model", "protocol", "method", "metric", "mean_sample_size", "mean",
                              "std", "repeats")
@@ -435,7 +431,7 @@ def study_tables(config: Mapping, seed: int, runs: pd.DataFrame, root: str | Pat
     global ranks and, for ``fixed_reused`` datasets, notebook 04's tables. Nothing here is
     random (``seed`` made the runs)."""
     config = _checked(config)
-    ranks = {(c["dataset"], c["model"]): read_ranks(c["dataset"], c["model"], c["protocol"], root)
+    ranks = {(c["dataset"], c["model"]): read_model_ranks(c["dataset"], c["model"], c["protocol"], root)
              for c in chunks(config)}
     draw_scheme = SCHEMES[config["scheme"]][0]
     blind, costs = [], []

@@ -48,7 +48,7 @@ from ..experiments import relative_error
 from ..kernels import KernelCache
 from ..simulation import adaptive_sample_ranks, sample_ranks
 from .engine import SCHEMES, derive_seed, exact_values
-from .tables import ranks_path, read_ranks
+from .tables import ranks_path, read_model_ranks
 
 __all__ = [
     "CONVERGED",
@@ -307,7 +307,7 @@ def study_tables(config: Mapping, seed: int, runs: pd.DataFrame | None = None,
     em, sizes, conventions, shapes = [], [], [], []
     for dataset, models in config["datasets"].items():
         for model in models:
-            frame = read_ranks(dataset, model, config["protocol"], root)
+            frame = read_model_ranks(dataset, model, config["protocol"], root)
             R, N = frame["rank"].to_numpy(), frame["n_candidates"].to_numpy()
             shapes.append({"dataset": dataset, "model": model, "protocol": config["protocol"],
                            **rank_shape(R, N, config["blind_spot_sample_size"], config["fixed_sample_size"][dataset],

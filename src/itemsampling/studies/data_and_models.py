@@ -29,7 +29,7 @@ import pandas as pd
 
 from ..metrics import global_metrics
 from ..rank_tails import bottom_shares, held_out_context
-from .tables import ranks_path, read_ranks
+from .tables import ranks_path, read_model_ranks
 
 __all__ = ["METRICS", "TABLES", "inputs", "isolated_shares", "sinking_note", "study_config", "study_tables"]
 
@@ -72,7 +72,7 @@ def study_tables(config: Mapping, seed: int, runs: pd.DataFrame | None, root: st
                 "rank_seconds": info.get("rank_seconds"),
             })
             for protocol in config["protocols"]:
-                ranks = read_ranks(dataset, model, protocol, root)
+                ranks = read_model_ranks(dataset, model, protocol, root)
                 R, N = ranks["rank"].to_numpy(), ranks["n_candidates"].to_numpy()
                 table = global_metrics(R, N, METRICS, range(1, config["max_k"] + 1))
                 exact.append(table.assign(dataset=dataset, model=model, protocol=protocol))

@@ -57,7 +57,7 @@ from ..ranks import global_ranks
 from .adaptive_sampling import repeat_errors, summarize_errors
 from .engine import derive_seed
 from .refits import compare_refit_ranks
-from .tables import ranks_path, read_ranks, train_record_path
+from .tables import ranks_path, read_model_ranks, train_record_path
 
 __all__ = [
     "EVALUATION_COLUMNS",
@@ -181,7 +181,7 @@ def evaluate_model(model, record: Mapping, dataset, config: Mapping, seed: int,
     seed : int
         Study seed.
     committed : pandas.DataFrame
-        The committed global ranks of the model (``read_ranks``), which the full ranking must equal.
+        The committed global ranks of the model (``read_model_ranks``), which the full ranking must equal.
 
     Returns
     -------
@@ -261,7 +261,7 @@ def study_tables(config: Mapping, seed: int, runs: pd.DataFrame | None = None,
     rows, times = [], []
     for name in config["models"]:
         model, record = load_model(dataset, name, root, config["fit_threads"])
-        committed = read_ranks(config["dataset"], name, config["protocol"], root)
+        committed = read_model_ranks(config["dataset"], name, config["protocol"], root)
         model_runs, model_times = evaluate_model(model, record, dataset, config, seed, committed)
         summary = summarize_errors(repeat_errors(model_runs, config["metrics"], config["max_k"]))
         labels = labels_of(config["dataset"], name, config)

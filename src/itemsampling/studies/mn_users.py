@@ -33,7 +33,7 @@ import pandas as pd
 from ..estimators import Estimator, estimate_draws
 from ..metrics import global_metrics
 from .engine import draw_sampled_ranks
-from .tables import ranks_path, read_ranks
+from .tables import ranks_path, read_model_ranks
 
 __all__ = ["COLUMNS", "chunks", "estimators", "group_shift", "inputs", "mn_users", "sample_sizes", "study_config",
            "study_tables"]
@@ -103,7 +103,7 @@ def mn_users(config: Mapping, seed: int, root: str | Path = ".") -> pd.DataFrame
     rows = []
     for dataset in section["datasets"]:
         for model in config["models"].values():
-            ranks = read_ranks(dataset, model, protocol, root)
+            ranks = read_model_ranks(dataset, model, protocol, root)
             R, N = ranks["rank"].to_numpy(), ranks["n_candidates"].to_numpy()
             exact = {(m, kk): float(global_metrics(R, N, m, kk)["value"].iloc[0]) for m, kk in targets}
             labels = {"dataset": dataset, "model": model, "protocol": protocol}

@@ -6,23 +6,22 @@ from __future__ import annotations
 
 import importlib
 
+from .contract import check_study
 from .records import canonical_config
 
 __all__ = ["load_study", "notebook_parameters"]
 
 
 def load_study(name: str):
-    """The study module ``itemsampling.studies.<name>``."""
+    """The study module ``itemsampling.studies.<name>``, checked to keep the contract of
+    :class:`~itemsampling.studies.contract.Study` (a ValueError names what it lacks)."""
     if not isinstance(name, str) or not name.isidentifier():
         raise ValueError(f"a study is named by a module of itemsampling.studies, got {name!r}")
     try:
         module = importlib.import_module(f"itemsampling.studies.{name}")
     except ModuleNotFoundError:
         raise ValueError(f"unknown study {name!r}: there is no module itemsampling.studies.{name}") from None
-    missing = [f for f in ("study_config", "chunks", "inputs", "study_tables") if not hasattr(module, f)]
-    if missing:
-        raise ValueError(f"itemsampling.studies.{name} is not a study (it lacks {', '.join(missing)})")
-    return module
+    return check_study(module)
 
 
 def notebook_parameters(study: str, config: dict, root: str) -> dict:

@@ -45,7 +45,7 @@ from .readings import (
     split_runs,
 )
 from .run_summaries import mean_orders, order_agreement, summarize_runs
-from .tables import ranks_path, read_ranks
+from .tables import ranks_path, read_model_ranks
 
 __all__ = [
     "PAPER_METHODS",
@@ -430,7 +430,7 @@ def study_tables(config: Mapping, seed: int, runs: pd.DataFrame, root: str | Pat
         Repository root (where ``results/ranks`` is).
     """
     runs, reading_runs = split_runs(runs)
-    ranks = {label: read_ranks(config["dataset"], model, config["protocol"], root)
+    ranks = {label: read_model_ranks(config["dataset"], model, config["protocol"], root)
              for label, model in config["recommenders"].items()}
     labels = {model: label for label, model in config["recommenders"].items()}
     runs = runs.assign(recommender=runs["model"].map(labels))

@@ -1,5 +1,8 @@
 """Notebook 02: the sampling theorem (Li, Jin, Gao & Liu, KDD 2020 §2).
 
+One module past 500 lines, because its chunks and its tables must draw the same user subsets and
+read the same draws, which its private helpers define once for both.
+
 Every table of the notebook, computed from the global ranks of each (dataset, model, protocol)
 of the ``sampling_theorem`` section and from the Monte Carlo runs of the study engine. A chunk
 is one (dataset, model, protocol): ``repeats`` draws of SHR@k, k = 1..n, for all test users, and
@@ -49,7 +52,7 @@ from ..hit_ratio import (
 )
 from ..mappings import mapping
 from .engine import derive_seed, repeat_estimates
-from .tables import ranks_path, read_ranks
+from .tables import ranks_path, read_model_ranks
 
 __all__ = [
     "chunk_table",
@@ -474,7 +477,7 @@ def study_tables(config: Mapping, seed: int, runs: pd.DataFrame, root: str | Pat
         "fig2_rank_distribution", "fig2_hit_probability")}
     for dataset, protocol in itertools.product(config["datasets"], config["protocols"]):
         setting = {"dataset": dataset, "protocol": protocol}
-        ranks = {m: read_ranks(dataset, m, protocol, root) for m in config["models"]}
+        ranks = {m: read_model_ranks(dataset, m, protocol, root) for m in config["models"]}
         users = {m: (f["rank"].to_numpy(), f["n_candidates"].to_numpy()) for m, f in ranks.items()}
         hr = {m: hit_ratio_curve(R, N) for m, (R, N) in users.items()}
         full = {m: draws[dataset, protocol, m, len(f)].to_numpy() for m, f in ranks.items()}

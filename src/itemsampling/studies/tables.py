@@ -20,9 +20,9 @@ import pandas as pd
 
 from .._files import atomic_text_file
 from .._sources import note_table
-from ..ranks import read_ranks as _read_ranks_file
+from ..ranks import read_ranks
 
-__all__ = ["FLOAT_FORMAT", "chunk_path", "find_root", "ranks_path", "read_ranks", "read_runs", "read_table",
+__all__ = ["FLOAT_FORMAT", "chunk_path", "find_root", "ranks_path", "read_model_ranks", "read_runs", "read_table",
            "table_path", "train_record_path", "write_table"]
 
 #: floats in tables: 10 significant digits (the last bits of a sum differ between BLAS builds
@@ -82,15 +82,16 @@ def _missing(path: Path, root: str | Path) -> FileNotFoundError:
                              "in the repository root (see docs/study.md)")
 
 
-def read_ranks(dataset: str, model: str, protocol: str, root: str | Path = ".") -> pd.DataFrame:
-    """Global ranks of one (dataset, model, protocol), sorted by user.
+def read_model_ranks(dataset: str, model: str, protocol: str, root: str | Path = ".") -> pd.DataFrame:
+    """Global ranks of one model on one dataset under one protocol, sorted by user: the file
+    :func:`ranks_path` names, read by :func:`itemsampling.ranks.read_ranks`.
 
     Columns ``user``, ``item``, ``rank`` (R_u, 1-based) and ``n_candidates`` (N_u).
     """
     path = ranks_path(dataset, model, protocol, root)
     if not path.is_file():
         raise _missing(path, root)
-    return _read_ranks_file(path)
+    return read_ranks(path)
 
 
 def read_runs(paths, categorical: bool = False) -> pd.DataFrame:

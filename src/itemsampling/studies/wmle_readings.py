@@ -50,7 +50,7 @@ from ..kernels import kernel_columns
 from ..metrics import global_metrics, rank_weight
 from .engine import derive_seed, draw_sampled_ranks
 from .paper import paper_merge, paper_table
-from .tables import ranks_path, read_ranks
+from .tables import ranks_path, read_model_ranks
 
 __all__ = ["COLUMNS", "READINGS", "SOURCES", "Reading", "chunks", "inputs", "paper_gaps", "power_ranks",
            "reading_estimates", "reading_summary", "readings_of_draws", "sample_sizes", "study_config", "study_tables", "wmle_readings"]
@@ -251,7 +251,7 @@ def wmle_readings(config: Mapping, seed: int, root: str | Path = ".") -> pd.Data
     rows = []
     for dataset in section["datasets"]:
         for model in config["models"].values():
-            ranks = read_ranks(dataset, model, "all", root)
+            ranks = read_model_ranks(dataset, model, "all", root)
             R, N = ranks["rank"].to_numpy(), ranks["n_candidates"].to_numpy()
             if (N != N[0]).any():
                 raise ValueError(f"{dataset}/{model}: the readings need one N for all users (protocol all), got "

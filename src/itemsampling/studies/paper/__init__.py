@@ -2,9 +2,9 @@
 
 Each file is one table of one paper in long form, with a ``source`` column that names the
 paper (authors, title, venue, DOI) and the table. Li et al.'s datasets keep the paper's names
-(column ``paper_dataset``); :data:`itemsampling.studies.mapping_functions.PAPER_DATASETS`
-says which of ours stands in for each. They are read only to compare our results
-with the papers; nothing is ever tuned to them.
+(column ``paper_dataset``); :data:`PAPER_DATASETS` says which of ours stands in for each, and
+:data:`SAME_DATA` which of those have the paper's users and items. They are read only to compare
+our results with the papers; nothing is ever tuned to them.
 
 ============================================ ==================================================================
 ``krichene2020kdd_table1``                   toy example, exact metrics (recommender, metric, k, paper)
@@ -25,17 +25,18 @@ with the papers; nothing is ever tuned to them.
                                              paper_correct)
 ``li2023aaai_relative_error``                average relative error over K = 1..50, pinterest-20 and yelp
                                              (Tables 6, 9, 10; paper_percent, paper_std_percent)
-``li2023aaai_winners``                       correct winners out of 100 repeats, n = 500, K = 10, 20
-                                             (Table 8, fixed-size part; paper_correct)
+``li2023aaai_winners``                       Table 8: correct winners out of 100 repeats, K = 10, 20, of the
+                                             fixed-size estimators (n = 500; ml-20m n = 1000) and of the
+                                             adaptive MLE (``sample_size``: n_max = 3200; paper_correct)
 ``li2023aaai_adaptive``                      AAAI'23 Tables 7, 11: fixed-size estimators and adaptive MLE
                                              (paper_percent, paper_std_percent, mean_sample_size)
-``li2023aaai_adaptive_winners``              AAAI'23 Table 8: correct winners out of 100 repeats (paper_correct)
 ============================================ ==================================================================
 
 The AAAI 2021 and 2023 tables carry the paper's dataset name (``paper_dataset``) and ours
-(``dataset``): citeulike is our citeulike-a (the same users and items), pinterest-20 and yelp
-are other versions of our pinterest-subset (a subset of pinterest-20's users) and yelp-diffnet;
-ALS is our iALS (``ials``). The AAAI 2021 text calls Tables 8, 9 and 10 pinterest-20, yelp and
+(``dataset``, as :data:`PAPER_DATASETS` maps them; empty for ml-20m, which none of ours stands
+in for): citeulike is our citeulike-a (the same users and items), pinterest-20 and yelp are
+other versions of our pinterest-subset (a subset of pinterest-20's users) and yelp-diffnet; ALS
+is our iALS (``ials``). The AAAI 2021 text calls Tables 8, 9 and 10 pinterest-20, yelp and
 citeulike, their captions citeulike, yelp and pinterest-20: the files follow the captions.
 """
 
@@ -46,10 +47,17 @@ from importlib.resources import files
 
 import pandas as pd
 
-__all__ = ["PAPER_TABLES", "paper_merge", "paper_table"]
+__all__ = ["PAPER_DATASETS", "PAPER_TABLES", "SAME_DATA", "paper_merge", "paper_table", "stand_ins"]
 
 PAPER_TABLES = tuple(sorted(p.name.removesuffix(".csv") for p in files(__name__).iterdir()
                             if p.name.endswith(".csv")))
+#: our datasets and the papers' datasets they stand in for (KDD 2020 Tables 2-4, 7; AAAI 2021;
+#: AAAI 2023): the ``dataset`` and ``paper_dataset`` of the paper tables
+PAPER_DATASETS = {"ml-1m": "ml-1m", "citeulike-a": "citeulike", "pinterest-subset": "pinterest-20",
+                  "yelp-diffnet": "yelp"}
+#: our datasets with the same users and items as the papers' (the others are other versions of
+#: pinterest-20 and yelp, with other N): only these can be held against the papers' exact metrics
+SAME_DATA = ("ml-1m", "citeulike-a")
 
 
 def paper_table(name: str) -> pd.DataFrame:
@@ -60,6 +68,13 @@ def paper_table(name: str) -> pd.DataFrame:
     if "k" in frame.columns:
         frame["k"] = frame["k"].astype("Int64")
     return frame
+
+
+def stand_ins(name: str) -> dict[str, str]:
+    """Our datasets that stand in for the datasets of the paper table ``name`` (ours -> the
+    paper's, in the order of :data:`PAPER_DATASETS`)."""
+    theirs = set(paper_table(name)["paper_dataset"])
+    return {ours: paper for ours, paper in PAPER_DATASETS.items() if paper in theirs}
 
 
 def paper_merge(ours: pd.DataFrame, paper: str | pd.DataFrame, on: Sequence[str], *,

@@ -21,8 +21,8 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
-from ..adaptive_sampling import PAPER_DATASETS, most_accurate
-from ..paper import paper_merge, paper_table
+from ..adaptive_sampling import most_accurate
+from ..paper import paper_merge, paper_table, stand_ins
 from . import Claim, share_verdict
 
 __all__ = [
@@ -151,9 +151,10 @@ def error_as_paper(fva: pd.DataFrame, factor: float = ERROR_FACTOR) -> pd.DataFr
     """The adaptive MLE's average relative error on our stand-ins of pinterest-20 and yelp against
     the paper's (Tables 7, 11), per (dataset, model, metric), with ``ratio`` = ours / paper's and
     ``holds`` = the ratio lies in [1/factor, factor]."""
-    ours = fva[(fva["method"] == "adaptive_mle") & fva["dataset"].isin(list(PAPER_DATASETS))]
-    ours = ours.assign(paper_dataset=ours["dataset"].map(PAPER_DATASETS))
     paper = paper_table("li2023aaai_adaptive")
+    stand_in = stand_ins("li2023aaai_adaptive")
+    ours = fva[(fva["method"] == "adaptive_mle") & fva["dataset"].isin(list(stand_in))]
+    ours = ours.assign(paper_dataset=ours["dataset"].map(stand_in))
     paper = paper[paper["method"] == "adaptive_mle"]
     if ours.empty:
         return pd.DataFrame(columns=[*ours.columns, "paper_percent", "ratio", "holds"])
@@ -318,7 +319,7 @@ def claims(table: Callable[[str], pd.DataFrame]) -> list[Claim]:
             "our own, so the size of the error can only agree in order of magnitude."))
     win = table("winners")
     found = winners_found(win)
-    paper_wins = paper_table("li2023aaai_adaptive_winners").rename(
+    paper_wins = paper_table("li2023aaai_winners").drop(columns="dataset").rename(
         columns={"paper_dataset": "dataset", "paper_correct": "correct"})
     found_paper = winners_found(paper_wins)
     holds, cases = _count(found)

@@ -17,8 +17,7 @@ from collections.abc import Callable
 import pandas as pd
 
 from ..data_and_models import isolated_shares, sinking_note
-from ..mapping_functions import PAPER_DATASETS
-from ..paper import paper_merge
+from ..paper import PAPER_DATASETS, paper_merge
 from . import Claim
 
 __all__ = ["claims"]

@@ -2,7 +2,7 @@
 mapping functions SHR@k ≈ HR@f(k) that it tests.
 
 Printed values are compared only on the datasets we share with the paper (ml-1m and citeulike:
-:data:`~itemsampling.studies.estimator_accuracy.SAME_DATA`); our pinterest and yelp are other
+:data:`~itemsampling.studies.paper.SAME_DATA`); our pinterest and yelp are other
 versions of the paper's. Our models are trained with our own seeds, so a printed value counts as
 reproduced within the tolerance each row states.
 """
@@ -14,8 +14,8 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
-from ..estimator_accuracy import SAME_DATA
 from ..mapping_functions import error_summary, hit_ratio_long, varying_k_summary, with_paper
+from ..paper import SAME_DATA
 from . import Claim, share_verdict
 
 __all__ = ["claims"]
