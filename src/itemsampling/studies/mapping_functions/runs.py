@@ -8,7 +8,8 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
-from ...simulation import expected_sampled_rank_pmf, sample_ranks
+from ...hit_ratio import sampled_hit_ratio_moments
+from ...simulation import sample_ranks
 from ..engine import LABELS, SCHEMES, derive_seed
 from .settings import chunk_draws
 
@@ -24,7 +25,8 @@ def chunk_table(config: Mapping, seed: int, labels: Mapping[str, str], ranks: pd
     pandas.DataFrame
         Columns ``dataset, model, protocol, scheme, sample_size, users, k, hits, expected_shr``:
         ``hits`` users with sampled rank r_u <= k in the draw (SHR@k = hits / users), and
-        ``expected_shr`` = (1/M) Σ_u Pr(r_u <= k | R_u, N_u) under the draw's law.
+        ``expected_shr`` = (1/M) Σ_u Pr(r_u <= k | R_u, N_u) under the draw's law
+        (:func:`~itemsampling.hit_ratio.sampled_hit_ratio_moments`, as in notebook 02).
     """
     R, N = ranks["rank"].to_numpy(np.int64), ranks["n_candidates"].to_numpy(np.int64)
     key = [str(labels[k]) for k in LABELS]
@@ -36,6 +38,6 @@ def chunk_table(config: Mapping, seed: int, labels: Mapping[str, str], ranks: pd
         frames.append(pd.DataFrame({
             **{k: labels[k] for k in LABELS}, "scheme": scheme, "sample_size": n, "users": R.size,
             "k": np.arange(1, n + 1), "hits": np.cumsum(np.bincount(sampled, minlength=n + 1)[1:]),
-            "expected_shr": np.minimum(np.cumsum(expected_sampled_rank_pmf(R, N, n, law)), 1.0),
+            "expected_shr": np.minimum(sampled_hit_ratio_moments(R, N, n, law)[0], 1.0),
         }))
     return pd.concat(frames, ignore_index=True)
