@@ -357,8 +357,8 @@ def trained_ease(tmp_path_factory):
 
 
 def test_command_with_a_trained_model(trained_ease, tmp_path, capsys):
-    from itemsampling.commands.train import load_trained
     from itemsampling.data import load_dataset
+    from itemsampling.models.trained import load_trained
 
     estimates, ranks = tmp_path / "est.csv", tmp_path / "ranks.csv"
     assert main(["evaluate-adaptive", "--dataset", "synthetic", "--model-dir", str(trained_ease), "--protocol",

@@ -47,8 +47,8 @@ def test_train_writes_ranks_and_record(trained):
 
 def test_a_recorded_state_that_is_missing_is_refitted(trained, tmp_path):
     """model.npz is not committed with the ranks: without it, the model is fitted again."""
-    from itemsampling.commands.train import load_trained
     from itemsampling.data import load_dataset
+    from itemsampling.models.trained import load_trained
 
     copy = tmp_path / "copy"
     copy.mkdir()

@@ -12,9 +12,9 @@ import pytest
 
 from itemsampling.adaptive_evaluation import evaluate_adaptive
 from itemsampling.cli import main as cli
-from itemsampling.commands.train import load_trained
 from itemsampling.data import load_dataset
 from itemsampling.metrics import global_metrics
+from itemsampling.models.trained import load_trained
 from itemsampling.studies import live_evaluation as le
 from itemsampling.studies.engine import derive_seed
 from itemsampling.studies.tables import read_model_ranks

@@ -124,7 +124,7 @@ def _scorer_and_tie_seed(args, dataset):
     """The scorer and the default tie-break seed of ``--model-dir`` or ``--scorer``."""
     if args.scorer:
         return load_scorer_factory(args.scorer)(dataset), 0
-    from .train import load_trained
+    from ..models.trained import load_trained
 
     model, record = load_trained(args.model_dir, dataset, progress=args.progress)
     return model.score_items, record["tie_break_seed"]

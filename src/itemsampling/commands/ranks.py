@@ -72,7 +72,7 @@ def _check_arguments(args: argparse.Namespace) -> None:
 def run(args: argparse.Namespace) -> int:
     """Load the trained model, sample, rank and write the table; returns the exit status."""
     from ..data import load_dataset
-    from .train import load_trained
+    from ..models.trained import load_trained
 
     _check_arguments(args)
     check_output_file(args.output)

@@ -26,13 +26,11 @@ import numpy as np
 from .. import __version__
 from .._validation import check_seed
 from ..metrics import global_metrics
+from ..models.trained import STATE_FILE, TRAIN_FILE
 from ..ranks import PROTOCOLS, global_ranks, write_ranks
 from ._common import check_output_dir, plain_text
 
-__all__ = ["STATE_FILE", "TRAIN_FILE", "load_trained", "parse_overrides", "register"]
-
-TRAIN_FILE = "train.json"
-STATE_FILE = "model.npz"
+__all__ = ["parse_overrides", "register"]
 
 
 def parse_value(text: str):
@@ -146,45 +144,3 @@ def run(args: argparse.Namespace) -> int:
           + ", ".join(f"{p} Recall@10 {m['recall@10']:.4f}" for p, m in metrics.items())
           + f" -> {out_dir}")
     return 0
-
-
-def load_trained(model_dir: str | os.PathLike, dataset, progress: bool | None = None):
-    """The model that ``itemsampling train`` fitted, and its ``train.json`` record.
-
-    The saved state is loaded if there is one (it is not committed with the ranks); otherwise
-    the model is refitted with the recorded hyper-parameters and seed, which gives the same model.
-
-    Raises
-    ------
-    FileNotFoundError
-        If ``train.json`` is missing.
-    ValueError
-        If the record belongs to another dataset or its sizes do not match ``dataset``.
-    """
-    from ..models.registry import model_class
-
-    model_dir = Path(model_dir)
-    path = model_dir / TRAIN_FILE
-    if not path.exists():
-        raise FileNotFoundError(f"{path} does not exist; run `itemsampling train` for this dataset and model first")
-    record = json.loads(path.read_text())
-    if (record["dataset"], record["n_users"], record["n_items"]) != (dataset.name, dataset.n_users, dataset.n_items):
-        raise ValueError(
-            f"{path} was written for {record['dataset']} ({record['n_users']} users, {record['n_items']} items), "
-            f"not for {dataset.name} ({dataset.n_users} users, {dataset.n_items} items)"
-        )
-    model = model_class(record["model"])(**_constructor_arguments(record))
-    if record.get("state") and (model_dir / record["state"]).exists():  # states are not committed
-        with np.load(model_dir / record["state"]) as arrays:
-            model.load_state(dataset.train, {key: arrays[key] for key in arrays.files})
-    else:
-        model.fit(dataset.train, seed=record["seed"], progress=progress)
-    return model, record
-
-
-def _constructor_arguments(record: dict) -> dict:
-    """Hyper-parameters accepted by the model's constructor (fixed ones, e.g. use_cg of krX, are dropped)."""
-    from ..models.registry import model_parameters
-
-    allowed = set(model_parameters(record["model"]))
-    return {k: v for k, v in record["hyperparameters"].items() if k in allowed}

@@ -4,7 +4,7 @@ Li et al. (AAAI 2023, §4) run Algorithm 1 on simulated sampled ranks; here it r
 models themselves. For each model of ``adaptive_sampling.live`` on its dataset:
 
 * the model is loaded as ``itemsampling train`` left it
-  (:func:`~itemsampling.commands.train.load_trained`, the code path of ``itemsampling
+  (:func:`~itemsampling.models.trained.load_trained`, the code path of ``itemsampling
   evaluate-adaptive --model-dir``: its saved state, or a refit with the hyper-parameters and
   seed of the committed ``train.json``), with ``fit_threads`` BLAS threads — those the training
   rule used: EASE's inverse changes in its last bits with the number of threads, and a few
@@ -137,8 +137,8 @@ def inputs(config: Mapping) -> list[str]:
 def load_model(dataset, model: str, root: str | Path = ".", fit_threads: int = 1):
     """The model ``itemsampling train`` fitted on ``dataset`` (a loaded
     :class:`~itemsampling.data.dataset.Dataset`) and its ``train.json`` record, loaded or refitted
-    by :func:`~itemsampling.commands.train.load_trained` with ``fit_threads`` BLAS threads."""
-    from ..commands.train import load_trained
+    by :func:`~itemsampling.models.trained.load_trained` with ``fit_threads`` BLAS threads."""
+    from ..models.trained import load_trained
 
     with threadpool_limits(fit_threads, user_api="blas"):
         return load_trained(train_record_path(dataset.name, model, root).parent, dataset, progress=False)
