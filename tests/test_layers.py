@@ -36,3 +36,15 @@ def test_an_import_from_a_layer_above_breaks_the_map(tmp_path):
     result = _lint(tmp_path)
     assert result.returncode != 0
     assert "itemsampling.kernels -> itemsampling.studies.tables" in result.stdout
+
+
+def test_the_readme_names_every_layer_and_top_level_module():
+    """The README's paragraph on how the code is laid out matches the tree."""
+    text = (REPO / "README.md").read_text()
+    section = text[text.index("## How the code is laid out"):]
+    section = section[: section.index("\n## ", 1)]
+    package = REPO / "src" / "itemsampling"
+    names = {p.stem for p in package.glob("*.py") if p.stem != "__init__"}
+    names |= {p.name for p in package.iterdir() if (p / "__init__.py").exists()}
+    missing = sorted(name for name in names if f"`{name}`" not in section)
+    assert not missing, f"the README's layout paragraph does not name {missing}"
