@@ -28,10 +28,11 @@ n_max = 3,200. On the same sampled ranks and sample sizes:
    150 targets (Recall, NDCG, AP at K = 1..50), against the same call with whole kernels;
    ``value`` is the largest relative difference of the 150 estimates.
 3. ``study engine``: :func:`itemsampling.studies.engine.repeat_adaptive_estimates` (150 targets)
-   with its one cache shared by the draws, which keeps whole kernels (built by the first draw and
-   reused by the later ones), against a cache that computes the observed columns only: the
-   first draw, then the time per draw of ``--draws`` more draws on the same caches. ``value``:
-   the largest relative difference of the estimates.
+   with a cache that computes only the columns observed in any of its draws, once for all of
+   them (the engine's default), against a cache that keeps whole kernels (built by the first
+   call and sliced by the later ones): one draw, then the time per draw of a call with
+   ``--draws`` draws on the same caches. ``value``: the largest relative difference of the
+   estimates.
 
 Times are the best wall time of ``--repeats`` calls (the authors' loop: one call), seconds, with
 all BLAS/OpenMP libraries limited to one thread. ``speedup`` is ``base_time_s / time_s``.
