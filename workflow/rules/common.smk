@@ -17,6 +17,7 @@ from itemsampling.studies.registry import load_study, notebook_parameters as stu
 from itemsampling.data import default_registry
 from itemsampling.models.registry import check_hyperparameters
 from itemsampling.ranks import PROTOCOLS
+from itemsampling.studies.contract import SizedStudy
 from itemsampling.studies.records import record_path
 from itemsampling.studies.tables import chunk_path, ranks_path, table_path
 from itemsampling.studies.verdicts import VERDICTS_PATH, read_verdicts, report_summary
@@ -127,10 +128,11 @@ def smallest_candidates(dataset, protocol):
 def check_sample_sizes(name, studied, study_cfg):
     """Every sample size of a study fits the candidates of its ranks (1 <= n <= min N_u), checked
     against the ranks already there, so that a dry run rejects what the run would reject; a study
-    declares its sample sizes with ``sample_sizes(config)``; ``name`` names it in the message.
+    declares its sample sizes with ``sample_sizes(config)`` (:class:`SizedStudy`); ``name`` names it
+    in the message.
     Called by the input functions of the steps that read the ranks, when Snakemake plans the jobs:
     parsing the workflow (--list-rules, --lint) reads no ranks."""
-    if not hasattr(studied, "sample_sizes"):
+    if not isinstance(studied, SizedStudy):
         return
     for (dataset, protocol), n in studied.sample_sizes(study_cfg).items():
         smallest = smallest_candidates(dataset, protocol)
