@@ -305,9 +305,10 @@ def test_analytic_interval_refuses_an_em_fit_it_does_not_replay(monkeypatch):
     """The linearisation replays plain EM; if the fitted prior came from elsewhere it says so."""
     from itemsampling import distributions
 
-    def other_fits(ranks, n_items, sizes, fits, **kwargs):  # the MLE-family fits the estimate uses
-        return [np.full(int(np.max(n_items)), 1.0 / int(np.max(n_items))) for _ in fits]
+    def other_fits(checked, fits, scheme, cache=None):  # the MLE-family fits the estimate uses
+        n_items = checked.groups.max_items
+        return [np.full(n_items, 1.0 / n_items) for _ in fits]
 
-    monkeypatch.setattr(distributions, "em_estimates", other_fits)
+    monkeypatch.setattr(distributions, "_em_estimates_of", other_fits)
     with pytest.raises(RuntimeError, match="interval_method='bootstrap'"):
         estimate(_one_sample(n_users=200), N_ITEMS, SAMPLE_SIZE, "mle", "recall", [10], interval=0.9)

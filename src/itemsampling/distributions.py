@@ -24,7 +24,9 @@ replacement, as in the papers) or ``"hypergeometric"`` (without replacement).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -87,7 +89,16 @@ _EM_OPTIONS = {"mle": ("max_iter", "tol", "init", "progress"),
 # ----------------------------------------------------------------------------- input handling
 
 
-def _validated(sampled_ranks, n_items, sample_sizes, n_groups, per_user_sizes):
+class CheckedRanks(NamedTuple):
+    """Sampled ranks that :func:`_validated` checked, the users' sample sizes and candidate
+    groups: what the functions below take once the public entry point has checked its input."""
+
+    ranks: np.ndarray
+    sizes: np.ndarray
+    groups: CandidateGroups
+
+
+def _validated(sampled_ranks, n_items, sample_sizes, n_groups, per_user_sizes) -> CheckedRanks:
     """Checked sampled ranks, per-user sample sizes and the candidate groups of the users.
 
     ``n_items`` is one N or one N_u per user (grouped as in :mod:`itemsampling.candidates`);
@@ -110,7 +121,7 @@ def _validated(sampled_ranks, n_items, sample_sizes, n_groups, per_user_sizes):
             )
         sizes = check_ranks(arr, n_items_u, name="sample_sizes")  # whole numbers in 1..N_u
     check_ranks(ranks, sizes, name="sampled_ranks")  # r_u <= n_u
-    return ranks, sizes, groups
+    return CheckedRanks(ranks, sizes, groups)
 
 
 @dataclass(frozen=True)
@@ -142,7 +153,13 @@ def _observations(sampled_ranks, n_items, sample_sizes, scheme, n_groups=DEFAULT
     same N_g have the same kernel, and their likelihood terms are merged exactly).
     """
     scheme = check_choice("sampling scheme", scheme, SCHEMES)
-    ranks, sizes, groups = _validated(sampled_ranks, n_items, sample_sizes, n_groups, per_user_sizes)
+    return _observations_of(_validated(sampled_ranks, n_items, sample_sizes, n_groups, per_user_sizes), scheme,
+                            cache)
+
+
+def _observations_of(checked: CheckedRanks, scheme: str, cache=None) -> _Observations:
+    """:func:`_observations` of ranks already checked."""
+    ranks, sizes, groups = checked
     base = int(sizes.max()) + 1
     codes, counts = np.unique(_observation_codes(ranks, sizes, groups, base), return_counts=True)
     keys = _observation_keys(codes, base)
@@ -193,7 +210,13 @@ def _pooled_observations(sampled_ranks, n_items, sample_size, scheme, n_groups=D
     (with one N, K̄ is the ordinary kernel).
     """
     scheme = check_choice("sampling scheme", scheme, SCHEMES)
-    ranks, sizes, groups = _validated(sampled_ranks, n_items, sample_size, n_groups, False)
+    return _pooled_observations_of(_validated(sampled_ranks, n_items, sample_size, n_groups, False), scheme, cache,
+                                   banded)
+
+
+def _pooled_observations_of(checked: CheckedRanks, scheme: str, cache=None, banded=False):
+    """:func:`_pooled_observations` of ranks already checked."""
+    ranks, sizes, groups = checked
     distinct, counts = np.unique(ranks, return_counts=True)
     n = int(sizes[0])
     p_tilde = counts / ranks.size
@@ -262,9 +285,15 @@ def em_estimates(sampled_ranks, n_items, sample_sizes, fits, *, scheme: str = "b
         The estimates P̂(R), one per fit.
     """
     fits = _checked_fits(fits)
+    scheme = check_choice("sampling scheme", scheme, SCHEMES)
     per_user = all(method == "adaptive_mle" for method, _ in fits)
-    obs = _observations(sampled_ranks, n_items, sample_sizes, scheme, n_groups, per_user_sizes=per_user,
-                        cache=cache)
+    return _em_estimates_of(_validated(sampled_ranks, n_items, sample_sizes, n_groups, per_user), fits, scheme,
+                            cache)
+
+
+def _em_estimates_of(checked: CheckedRanks, fits, scheme: str, cache=None) -> list[np.ndarray]:
+    """:func:`em_estimates` of ranks already checked, with fits checked by :func:`_checked_fits`."""
+    obs = _observations_of(checked, scheme, cache)
     problems = [_em_problem(obs, method, **options) for method, options in fits]
     progress = any(options.get("progress", False) for _, options in fits)
     return [result.weights for result in em_mixture_weights_many(obs.kernel, problems, progress=progress)]
@@ -308,11 +337,18 @@ def em_estimates_of_draws(draws, n_items, sample_sizes, fits, *, scheme: str = "
     per_user = all(method == "adaptive_mle" for method, _ in fits)
     checked = [_validated(ranks, n_items, sizes, n_groups, per_user) for ranks, sizes in zip(draws, sizes_of,
                                                                                               strict=True)]
-    groups = checked[0][2]  # the same users: the same candidate groups in every draw
+    return _em_estimates_of_draws(checked, fits, scheme, cache)
+
+
+def _em_estimates_of_draws(checked: Sequence[CheckedRanks], fits, scheme: str,
+                           cache=None) -> list[list[np.ndarray]]:
+    """:func:`em_estimates_of_draws` of draws already checked (of the same users), with fits
+    checked by :func:`_checked_fits`."""
+    groups = checked[0].groups  # the same users: the same candidate groups in every draw
     base = max(int(sizes.max()) for _, sizes, _ in checked) + 1
     codes = [_observation_codes(ranks, sizes, groups, base) for ranks, sizes, _ in checked]
     union = np.unique(np.concatenate(codes))
-    counts = np.zeros((union.size, len(draws)))
+    counts = np.zeros((union.size, len(checked)))
     for i, draw_codes in enumerate(codes):
         np.add.at(counts[:, i], np.searchsorted(union, draw_codes), 1.0)
     keys = _observation_keys(union, base)
@@ -325,8 +361,8 @@ def em_estimates_of_draws(draws, n_items, sample_sizes, fits, *, scheme: str = "
         init = None if init is None else check_distribution(init, groups.max_items, name="init")
         runs.setdefault(None if init is None else init.tobytes(), []).extend(
             (d, f, weights[:, d], options.get("max_iter", DEFAULT_MAX_ITER), options.get("tol", DEFAULT_TOL))
-            for d in range(len(draws)))
-    out: list[list] = [[None] * len(fits) for _ in draws]
+            for d in range(len(checked)))
+    out: list[list] = [[None] * len(fits) for _ in checked]
     for start, members in runs.items():
         results = em_mixture_weights_stacked(
             kernel, np.column_stack([run[2] for run in members]), max_iter=np.array([run[3] for run in members]),
@@ -579,13 +615,20 @@ def mes(
     numpy.ndarray
         Estimate P̂(R) (strictly positive).
     """
+    scheme = check_choice("sampling scheme", scheme, SCHEMES)
+    return _mes_of(_validated(sampled_ranks, n_items, sample_size, n_groups, False), scheme, cache=cache, eta=eta,
+                   eta_scale=eta_scale, tol=tol, max_iter=max_iter)
+
+
+def _mes_of(checked: CheckedRanks, scheme: str, *, cache=None, eta: float = DEFAULT_ETA, eta_scale: str = "paper",
+            tol: float = MES_DEFAULT_TOL, max_iter: int = 500) -> np.ndarray:
+    """:func:`mes` of ranks already checked (its options are checked here)."""
     _check_positive("tol", tol)
     check_positive_integer("max_iter", max_iter)
     eta_scale = check_choice("eta_scale", eta_scale, ETA_SCALES)
     _check_positive("eta", eta)
-    kernel, p_tilde = _pooled_observations(sampled_ranks, n_items, sample_size, scheme, n_groups, cache,
-                                           banded=True)
-    eta = _effective_eta(eta, eta_scale, sample_size)
+    kernel, p_tilde = _pooled_observations_of(checked, scheme, cache, banded=True)
+    eta = _effective_eta(eta, eta_scale, int(checked.sizes[0]))
     return solve_mes(kernel, p_tilde, eta, tol=tol, max_iter=max_iter).weights
 
 

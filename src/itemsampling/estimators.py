@@ -79,7 +79,7 @@ from ._validation import (
     check_distribution,
     check_positive_integer,
 )
-from .candidates import DEFAULT_N_GROUPS, CandidateGroups
+from .candidates import DEFAULT_N_GROUPS
 from .corrections import LinearCorrection
 from .em import BandedKernel
 from .kernels import SCHEMES, KernelCache
@@ -139,8 +139,6 @@ _COMMON = ("scheme", "n_groups")
 #: methods that define an estimate of the rank distribution P(R)
 RANK_DISTRIBUTION_METHODS = tuple(m for m in METHODS if m not in ("sampled", "rank_estimate", "cls"))
 _DIRECT = ("mle", "wmle", "mes", "adaptive_mle")
-_DIRECT_FUNCTIONS = {"mle": distributions.mle, "wmle": distributions.weighted_mle,
-                     "mes": distributions.mes, "adaptive_mle": distributions.adaptive_mle}
 
 
 def method_options(method: str) -> tuple[str, ...]:
@@ -453,9 +451,10 @@ def estimate_draws(
                for ranks, sizes in zip(draws, sizes_of, strict=True)]
     wanted = batches[0].em_fits_needed(estimators)
     if wanted:
-        fits = distributions.em_estimates_of_draws(
-            [batch.ranks for batch in batches], n_items, [batch.sizes for batch in batches],
-            [(e.method, e.options) for e in wanted.values()], scheme=scheme, n_groups=n_groups, cache=cache)
+        fits = distributions._em_estimates_of_draws(
+            [batch.checked for batch in batches], distributions._checked_fits([(e.method, e.options)
+                                                                                for e in wanted.values()]),
+            batches[0].scheme, cache)
         for batch, draw_fits in zip(batches, fits, strict=True):
             batch.add_fits(dict(zip(wanted, draw_fits, strict=True)))
     tables = []
@@ -530,24 +529,25 @@ def influence_values(sampled_ranks: ArrayLike, n_items: int | ArrayLike, sample_
 class _Batch:
     """Validated sampled ranks of one call, with the fits and operators they need."""
 
-    def __init__(self, ranks, groups: CandidateGroups, sizes, n_items, scheme: str, n_groups,
+    def __init__(self, checked: distributions.CheckedRanks, sizes, n_items, scheme: str, n_groups,
                  cache: KernelCache):
-        self.ranks, self.groups, self.sizes = ranks, groups, sizes
+        self.checked = checked  # the input, checked once: the fits below take it as it is
+        self.ranks, self.groups, self.sizes = checked.ranks, checked.groups, sizes
         self.n_items, self.scheme, self.n_groups, self.cache = n_items, scheme, n_groups, cache
         self._fits: dict = {}
 
     @classmethod
     def build(cls, sampled_ranks, n_items, sample_size, scheme, n_groups, cache, per_user_sizes=False) -> _Batch:
         scheme = check_choice("sampling scheme", scheme, SCHEMES)
-        ranks, per_user, groups = distributions._validated(sampled_ranks, n_items, sample_size, n_groups,
-                                                           per_user_sizes)
+        checked = distributions._validated(sampled_ranks, n_items, sample_size, n_groups, per_user_sizes)
+        per_user = checked.sizes
         if per_user.min() < 2:
             raise ValueError(
                 "sample_size must be >= 2 (and <= n_items): with n = 1 every sampled rank is 1 and "
                 "carries no information"
             )
         sizes = int(per_user[0]) if np.ndim(sample_size) == 0 else per_user
-        return cls(ranks, groups, sizes, n_items, scheme, n_groups, cache)
+        return cls(checked, sizes, n_items, scheme, n_groups, cache)
 
     def refit(self, users: np.ndarray, estimators: Sequence[Estimator], pairs) -> np.ndarray:
         """Estimates ``(E, m)`` of ``estimators`` on the users ``users`` of this call (indices,
@@ -602,18 +602,21 @@ class _Batch:
         (:func:`~itemsampling.distributions.em_estimates`: one kernel, one pass per EM step)."""
         todo = self.em_fits_needed(estimators)
         if todo:
-            fits = distributions.em_estimates(
-                self.ranks, self.n_items, self.sizes, [(e.method, e.options) for e in todo.values()],
-                scheme=self.scheme, n_groups=self.n_groups, cache=self.cache)
+            fits = distributions._em_estimates_of(
+                self.checked, distributions._checked_fits([(e.method, e.options) for e in todo.values()]),
+                self.scheme, self.cache)
             self._fits.update(zip(todo, fits, strict=True))
 
     def _prior(self, est: Estimator) -> np.ndarray:
         """The fitted P̂(R) of a direct method, once per call for the same options."""
         key = (est.method, _freeze(est.options))
-        if key not in self._fits:
-            function = _DIRECT_FUNCTIONS[est.method]
-            self._fits[key] = function(self.ranks, self.n_items, self.sizes, scheme=self.scheme,
-                                       n_groups=self.n_groups, cache=self.cache, **est.options)
+        if np.ndim(self.sizes) and est.method != "adaptive_mle":
+            raise ValueError(f"method {est.method!r} needs one sample_size for all users; per-user sample "
+                             "sizes are supported by method 'adaptive_mle' only")
+        if key not in self._fits and est.method == "mes":
+            self._fits[key] = distributions._mes_of(self.checked, self.scheme, cache=self.cache, **est.options)
+        elif key not in self._fits:
+            self.fit_priors([est])
         return self._fits[key]
 
     def _given_prior(self, prior, g: int) -> np.ndarray | None:
