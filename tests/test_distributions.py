@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from itemsampling.banded_kernel import BandedKernel
 from itemsampling.distributions import (
     adaptive_mle,
     em_estimates,
@@ -17,7 +18,6 @@ from itemsampling.distributions import (
     wmle_weights,
 )
 from itemsampling.em import (
-    BandedKernel,
     EMProblem,
     em_mixture_weights,
     em_mixture_weights_many,

@@ -36,7 +36,7 @@ from scipy.optimize import nnls
 
 from . import kernels
 from ._validation import check_distribution, check_n_items, check_ranks, check_sample_size
-from .em import BandedKernel
+from .banded_kernel import BandedKernel
 from .kernels import rank_kernel
 from .metrics import rank_weight
 
@@ -405,7 +405,7 @@ def weighted_gram(kernel, weights, *, banded: BandedKernel | None = None) -> np.
     """The n x n matrix ``Kᵀ diag(w) K`` of a rank kernel K (N x n) and weights w >= 0.
 
     With w the prior P(R) this is the ``Kᵀ D K`` of BV (KDD'20 eq. 25) and MN (AAAI'23
-    eq. 11). It is accumulated from the band of K (:class:`~itemsampling.em.BandedKernel`,
+    eq. 11). It is accumulated from the band of K (:class:`~itemsampling.banded_kernel.BandedKernel`,
     entries above 1e-20 of their row maximum) with one symmetric rank-k update per row panel.
 
     Parameters

@@ -37,11 +37,11 @@ from ._validation import (
     check_ranks,
     check_sample_size,
 )
+from .banded_kernel import BandedKernel
 from .candidates import DEFAULT_N_GROUPS, CandidateGroups
 from .em import (
     DEFAULT_MAX_ITER,
     DEFAULT_TOL,
-    BandedKernel,
     EMProblem,
     em_mixture_weights_many,
     em_mixture_weights_stacked,
@@ -205,7 +205,7 @@ def _pooled_observations(sampled_ranks, n_items, sample_size, scheme, n_groups=D
     (one term per distinct N_g).
 
     Returns its ``(max N_g, d)`` columns at the d distinct sampled ranks (a
-    :class:`~itemsampling.em.BandedKernel` with ``banded``) and their empirical probabilities
+    :class:`~itemsampling.banded_kernel.BandedKernel` with ``banded``) and their empirical probabilities
     P̃(r): Σ_R π_R K̄(r, R) is the expected sampled rank distribution of all the users together
     (with one N, K̄ is the ordinary kernel).
     """

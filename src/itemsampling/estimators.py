@@ -79,9 +79,9 @@ from ._validation import (
     check_distribution,
     check_positive_integer,
 )
+from .banded_kernel import BandedKernel
 from .candidates import DEFAULT_N_GROUPS
 from .corrections import LinearCorrection
-from .em import BandedKernel
 from .kernels import SCHEMES, KernelCache
 from .metrics import canonical_metric, rank_weight
 

@@ -68,8 +68,9 @@ from tqdm import tqdm
 
 from . import corrections
 from ._validation import as_generator, check_choice, check_distribution, check_positive_integer
+from .banded_kernel import BandedKernel
 from .distributions import DEFAULT_C, DEFAULT_ETA, wmle_weights
-from .em import DEFAULT_MAX_ITER, DEFAULT_TOL, BandedKernel
+from .em import DEFAULT_MAX_ITER, DEFAULT_TOL
 
 __all__ = [
     "COVERAGE_KEYS",

@@ -24,7 +24,7 @@ from numpy.typing import ArrayLike, DTypeLike
 from scipy.special import gammaln, xlog1py, xlogy
 
 from ._validation import check_choice, check_n_items, check_sample_size
-from .em import BandedKernel
+from .banded_kernel import BandedKernel
 
 __all__ = ["SCHEMES", "KernelCache", "kernel_columns", "log_kernel_block", "rank_kernel"]
 
@@ -264,14 +264,14 @@ class KernelCache:
                         lambda: rank_kernel(n_items, sample_size, scheme))
 
     def banded(self, n_items: int, sample_size: int, scheme: str = "binomial") -> BandedKernel:
-        """:meth:`kernel` stored as its band (:class:`~itemsampling.em.BandedKernel`), once per
+        """:meth:`kernel` stored as its band (:class:`~itemsampling.banded_kernel.BandedKernel`), once per
         (N, n, scheme)."""
         return self.get(("banded", int(n_items), int(sample_size), scheme),
                         lambda: BandedKernel(self.kernel(n_items, sample_size, scheme)))
 
     def observed(self, n_items: int, sample_size: int, sampled_ranks, scheme: str = "binomial") -> BandedKernel:
         """The banded columns P(r | R) at the sorted distinct ``sampled_ranks``, taken from
-        :meth:`banded` (:meth:`~itemsampling.em.BandedKernel.select_columns`). The last result
+        :meth:`banded` (:meth:`~itemsampling.banded_kernel.BandedKernel.select_columns`). The last result
         is kept (outside the budget, until a call with other ranks), so that the estimators of
         one call on the same ranks (MLE, WMLE, MES) share it."""
         ranks = np.asarray(sampled_ranks, dtype=np.int64)

@@ -20,7 +20,7 @@ point π(λ) is feasible with f(π(λ)) − f* ≤ f(π(λ)) − g(λ): the dual
 of the returned objective value. In the scaled variable ν = λ / (2√p) the dual Hessian is
 2I + (1/η) Bᵀ(diag π − ππᵀ)B with B = K diag(2√p), whose eigenvalues lie in [2, 2 + 1/η], so
 damped Newton (Cholesky of a d x d matrix, Armijo backtracking) converges globally and
-quadratically near the optimum. Products with K use its band (:class:`~itemsampling.em.BandedKernel`,
+quadratically near the optimum. Products with K use its band (:class:`~itemsampling.banded_kernel.BandedKernel`,
 entries above 1e-20 of their row maximum), and the Hessian is accumulated panel by panel with
 symmetric rank-k updates, so a step costs far less than the dense N x d² product.
 """
@@ -34,7 +34,7 @@ import numpy as np
 from scipy.linalg import cho_factor, cho_solve
 from scipy.special import logsumexp
 
-from .em import BandedKernel
+from .banded_kernel import BandedKernel
 
 __all__ = ["DEFAULT_TOL", "MESResult", "mes_objective_value", "solve_mes"]
 
