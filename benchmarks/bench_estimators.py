@@ -1,5 +1,8 @@
 """Speed and memory of the itemsampling estimators against straightforward baselines.
 
+One script past 500 lines, because its four comparisons share the problems, the timing and the
+table they print; each baseline is written out in full so that it can be read.
+
 Run from the repository root::
 
     .venv/bin/python benchmarks/bench_estimators.py            # full (several minutes)

@@ -1,5 +1,8 @@
 """Estimators of the global rank distribution P(R) from sampled ranks (Jin et al. AAAI 2021).
 
+One module past 500 lines, because the four estimators and their objectives share one grouping
+of the users by observation and one checked input (:class:`CheckedRanks`).
+
 The sampled ranks r_u are draws from the mixture P(r) = Σ_R P(r | R) P(R) (AAAI'21 eq. 18),
 so P(R) can be learned from them and plugged into any metric, metric@K ≈ Σ_R P̂(R) 1{R≤K} M(R)
 (AAAI'21 eq. 14). All estimators group the users by their distinct observation (sampled rank

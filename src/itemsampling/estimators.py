@@ -1,5 +1,9 @@
 """Estimate global top-K metrics from item-sampled ranks: the public entry points.
 
+One module past 500 lines, because every entry point builds the same batch of checked ranks
+(:class:`_Batch`), whose fits, operators and corrections share one cache keyed by the options
+defined here; the mathematics lives in the modules it calls.
+
 Two families of estimators turn the sampled ranks r_u of M users into estimates of global
 metrics ``metric@K = (1/M) Σ_u 1{R_u <= K} M(R_u)``:
 

@@ -1,5 +1,8 @@
 """Simulate item-sampled evaluation from global ranks, and its exact expectations.
 
+One module past 500 lines, because the draws and their exact expectations use the same laws of
+the sampled rank given the global rank, checked and evaluated by the same private helpers.
+
 Given the global rank R_u of each user's held-out item among N_u candidates, the rank r_u of
 that item among a sample set of n items (the target plus n - 1 sampled others) is
 
