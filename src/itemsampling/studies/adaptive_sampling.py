@@ -43,7 +43,7 @@ from ..estimators import Estimator
 from ..experiments import relative_error, winner_counts
 from ..kernels import KernelCache
 from ..simulation import expected_sampled_rank_pmf, expected_sampling_cost
-from .engine import SCHEMES, repeat_adaptive_estimates, repeat_estimates
+from .engine import STUDY_SCHEMES, repeat_adaptive_estimates, repeat_estimates
 from .tables import ranks_path, read_model_ranks, read_table, table_path
 
 __all__ = [
@@ -92,7 +92,7 @@ def study_config(config: Mapping) -> dict:
 def _checked(config: Mapping) -> Mapping:
     """``config`` after the cross-field checks that the schema cannot express."""
     datasets = config["datasets"]
-    check_choice("scheme", config["scheme"], SCHEMES)
+    check_choice("scheme", config["scheme"], STUDY_SCHEMES)
     n0 = check_positive_integer("n0", config["n0"])
     if n0 < 2:
         raise ValueError("n0 must be >= 2: a sample set of one item carries no information")
@@ -314,7 +314,7 @@ def adaptive_sizes(runs: pd.DataFrame, ranks: Mapping[tuple[str, str], pd.DataFr
     keys = ["dataset", "model", "protocol", "scheme", "sample_size"]
     out = draws.groupby(keys, sort=False)["mean_sample_size"].agg(
         mean_sample_size="mean", std="std", repeats="count").reset_index()
-    draw_scheme = SCHEMES[config["scheme"]][0]
+    draw_scheme = STUDY_SCHEMES[config["scheme"]][0]
     rows = []
     for row in out.itertuples():
         frame = ranks[(row.dataset, row.model)]
@@ -433,7 +433,7 @@ def study_tables(config: Mapping, seed: int, runs: pd.DataFrame, root: str | Pat
     config = _checked(config)
     ranks = {(c["dataset"], c["model"]): read_model_ranks(c["dataset"], c["model"], c["protocol"], root)
              for c in chunks(config)}
-    draw_scheme = SCHEMES[config["scheme"]][0]
+    draw_scheme = STUDY_SCHEMES[config["scheme"]][0]
     blind, costs = [], []
     for (dataset, model), frame in ranks.items():
         R, N = frame["rank"].to_numpy(), frame["n_candidates"].to_numpy()

@@ -47,7 +47,7 @@ from ..estimators import Estimator, estimate_draws
 from ..experiments import relative_error
 from ..kernels import KernelCache
 from ..simulation import adaptive_sample_ranks, sample_ranks
-from .engine import SCHEMES, derive_seed, exact_values
+from .engine import STUDY_SCHEMES, derive_seed, exact_values
 from .tables import ranks_path, read_model_ranks
 
 __all__ = [
@@ -302,7 +302,7 @@ def study_tables(config: Mapping, seed: int, runs: pd.DataFrame | None = None,
                  root: str | Path = ".") -> dict[str, pd.DataFrame]:
     """The four tables of the step (see the module docstring); ``runs`` is unused."""
     config = _checked(config)
-    if SCHEMES[config["scheme"]] != ("binomial", "binomial"):
+    if STUDY_SCHEMES[config["scheme"]] != ("binomial", "binomial"):
         raise ValueError("the sensitivity step needs the binomial scheme")
     em, sizes, conventions, shapes = [], [], [], []
     for dataset, models in config["datasets"].items():

@@ -63,7 +63,7 @@ from ..kernels import KernelCache
 from ..metrics import global_metrics
 from ..simulation import adaptive_sample_ranks, sample_ranks
 
-__all__ = ["ADAPTIVE_COLUMNS", "LABELS", "RUN_COLUMNS", "SCHEMES", "derive_seed", "draw_sampled_ranks",
+__all__ = ["ADAPTIVE_COLUMNS", "LABELS", "RUN_COLUMNS", "STUDY_SCHEMES", "derive_seed", "draw_sampled_ranks",
            "exact_values", "repeat_adaptive_estimates", "repeat_estimates"]
 
 #: labels that identify the global ranks of one study chunk
@@ -72,8 +72,9 @@ LABELS = ("dataset", "model", "protocol")
 RUN_COLUMNS = (*LABELS, "scheme", "sample_size", "repeat", "estimator", "metric", "k", "estimate", "exact")
 #: columns of the table of :func:`repeat_adaptive_estimates`
 ADAPTIVE_COLUMNS = (*RUN_COLUMNS, "mean_sample_size")
-#: sampling schemes: how the sampled ranks are drawn and which kernel the estimators use
-SCHEMES = {"binomial": ("binomial", "binomial"), "hypergeometric": ("hypergeometric", "hypergeometric"),
+#: the studies' sampling schemes: how the sampled ranks are drawn and which kernel the estimators use
+#: (:data:`itemsampling.kernels.SCHEMES` names the kernels)
+STUDY_SCHEMES = {"binomial": ("binomial", "binomial"), "hypergeometric": ("hypergeometric", "hypergeometric"),
            "actual": ("hypergeometric", "binomial")}
 
 
@@ -106,10 +107,10 @@ def draw_sampled_ranks(global_ranks, n_items, sample_size: int, *, seed: int, la
 
     The generator is seeded by :func:`derive_seed` from ``seed``, the labels (dataset, model,
     protocol), the scheme, n and the repeat, so these are the ranks that :func:`repeat_estimates`
-    estimates from in that draw. ``scheme`` is a key of :data:`SCHEMES` (``actual`` draws
+    estimates from in that draw. ``scheme`` is a key of :data:`STUDY_SCHEMES` (``actual`` draws
     without replacement).
     """
-    draw, _ = SCHEMES[check_choice("scheme", scheme, SCHEMES)]
+    draw, _ = STUDY_SCHEMES[check_choice("scheme", scheme, STUDY_SCHEMES)]
     key = [str(labels[k]) for k in LABELS]
     rng = np.random.default_rng(derive_seed(seed, *key, scheme, sample_size, repeat))
     return sample_ranks(global_ranks, n_items, sample_size, rng=rng, scheme=draw)
@@ -155,7 +156,7 @@ def repeat_estimates(
         ``dataset``, ``model`` and ``protocol`` of these ranks: columns of the table and part of
         every draw's seed.
     schemes : iterable of str
-        Keys of :data:`SCHEMES`.
+        Keys of :data:`STUDY_SCHEMES`.
     repeats, first_repeat : int
         Repeats ``first_repeat .. first_repeat + repeats - 1`` (a chunk of a larger study).
     n_groups : int or None
@@ -183,7 +184,7 @@ def repeat_estimates(
     missing = [key for key in LABELS if key not in labels]
     if missing:
         raise ValueError(f"labels must name {', '.join(LABELS)}; missing {', '.join(missing)}")
-    schemes = [check_choice("scheme", s, SCHEMES) for s in schemes]
+    schemes = [check_choice("scheme", s, STUDY_SCHEMES) for s in schemes]
     sizes = [check_positive_integer("sample size", n) for n in sample_sizes]
     check_positive_integer("repeats", repeats)
     if isinstance(first_repeat, bool) or not isinstance(first_repeat, (int, np.integer)) or first_repeat < 0:
@@ -211,7 +212,7 @@ def repeat_estimates(
         resampling = ([np.random.default_rng(derive_seed(seed, *key, scheme, n, repeat, "bootstrap"))
                        for repeat in indices] if bootstrap else None)
         start = time.perf_counter()
-        tables = estimate_draws(draws, n_items, n, estimators, targets=targets, scheme=SCHEMES[scheme][1],
+        tables = estimate_draws(draws, n_items, n, estimators, targets=targets, scheme=STUDY_SCHEMES[scheme][1],
                                 n_groups=n_groups, cache=cache, warn=False,  # raw values, as defined
                                 interval=interval, interval_method=interval_method, seeds=resampling)
         share = (time.perf_counter() - start) / repeats
@@ -278,7 +279,7 @@ def repeat_adaptive_estimates(
     n_max_values : iterable of int
         Terminal sizes n_max, n_0 <= n_max <= min N_u (the paper: 3200).
     scheme : str
-        A key of :data:`SCHEMES`: how items are drawn and which kernel the estimator assumes.
+        A key of :data:`STUDY_SCHEMES`: how items are drawn and which kernel the estimator assumes.
 
     Returns
     -------
@@ -290,7 +291,7 @@ def repeat_adaptive_estimates(
     missing = [key for key in LABELS if key not in labels]
     if missing:
         raise ValueError(f"labels must name {', '.join(LABELS)}; missing {', '.join(missing)}")
-    draw, kernel = SCHEMES[check_choice("scheme", scheme, SCHEMES)]
+    draw, kernel = STUDY_SCHEMES[check_choice("scheme", scheme, STUDY_SCHEMES)]
     ceilings = [check_positive_integer("n_max", n) for n in n_max_values]
     if not ceilings:
         raise ValueError("n_max_values must name at least one terminal size")

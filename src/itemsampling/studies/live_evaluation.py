@@ -61,7 +61,7 @@ from .tables import ranks_path, read_model_ranks, train_record_path
 
 __all__ = [
     "EVALUATION_COLUMNS",
-    "SCHEMES",
+    "REPLACEMENT",
     "TIMES_COLUMNS",
     "chunks",
     "compare_with_simulation",
@@ -78,8 +78,8 @@ __all__ = [
     "train_record_path",
 ]
 
-#: sampling schemes of a live evaluation: with replacement (binomial kernel) or without (hypergeometric)
-SCHEMES = {"binomial": True, "hypergeometric": False}
+#: whether a live evaluation samples with replacement, by scheme (binomial kernel: with; hypergeometric: without)
+REPLACEMENT = {"binomial": True, "hypergeometric": False}
 #: columns of ``live_evaluation`` (errors as fractions)
 EVALUATION_COLUMNS = ("dataset", "model", "protocol", "scheme", "method", "n0", "n_max", "repeats", "items_per_user",
                       "share_of_full_ranking", "metric", "mean", "std")
@@ -99,7 +99,7 @@ def study_config(config: Mapping) -> dict:
 
 def _checked(config: Mapping) -> Mapping:
     """``config`` after the cross-field checks that the schema cannot express."""
-    check_choice("scheme", config["scheme"], SCHEMES)
+    check_choice("scheme", config["scheme"], REPLACEMENT)
     if len(set(config["models"])) != len(config["models"]) or not config["models"]:
         raise ValueError(f"adaptive_sampling.live.models must name distinct models, got {config['models']}")
     small = sorted(n for n in config["n_max"] if n < config["n0"])
@@ -215,7 +215,7 @@ def evaluate_model(model, record: Mapping, dataset, config: Mapping, seed: int,
         scorer = _TimedScorer(model.score_items)
         live, seconds = _timed(evaluate_adaptive, scorer, dataset.test_items, dataset.n_items,
                                n0=config["n0"], n_max=n_max, exclude=exclude, metrics=metrics, ks=ks,
-                               replace=SCHEMES[config["scheme"]], rng=rng, tie_seed=tie_seed, progress=False)
+                               replace=REPLACEMENT[config["scheme"]], rng=rng, tie_seed=tie_seed, progress=False)
         times.append({**labels, "method": "adaptive", "n_max": n_max, "repeat": repeat, "seconds": seconds,
                       "scoring_seconds": scorer.seconds})
         estimates = live.estimates

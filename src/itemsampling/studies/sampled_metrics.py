@@ -35,7 +35,7 @@ from ..candidates import item_groups
 from ..estimators import Estimator
 from ..kernels import log_kernel_block, rank_kernel
 from ..metrics import global_metrics, metric_weights, rank_weight
-from .engine import SCHEMES, repeat_estimates
+from .engine import STUDY_SCHEMES, repeat_estimates
 from .paper import paper_table
 from .readings import (
     check_sensitivity,
@@ -314,7 +314,7 @@ def expected_metric_curve(ranks: Mapping[str, pd.DataFrame], sample_sizes: Seque
     methods : sequence of (str, float or None)
         ``("sampled", None)``, ``("rank_estimate", None)``, ``("cls", None)`` or ``("bv", γ)``.
     scheme : {"binomial", "hypergeometric", "actual"}
-        A scheme of :data:`itemsampling.studies.engine.SCHEMES`: how items are drawn and which
+        A scheme of :data:`itemsampling.studies.engine.STUDY_SCHEMES`: how items are drawn and which
         kernel the corrections assume.
     n_groups : int
         Groups of users by N_u for the corrections (:mod:`itemsampling.candidates`).
@@ -325,7 +325,7 @@ def expected_metric_curve(ranks: Mapping[str, pd.DataFrame], sample_sizes: Seque
         Columns ``recommender``, ``sample_size``, ``method``, ``metric``, ``k``, ``expected``
         and ``exact``.
     """
-    draw, kernel = SCHEMES[check_choice("scheme", scheme, SCHEMES)]
+    draw, kernel = STUDY_SCHEMES[check_choice("scheme", scheme, STUDY_SCHEMES)]
     study = {label: (check_ranks(f["rank"].to_numpy(), f["n_candidates"].to_numpy(), name=f"{label} ranks"),
                      f["n_candidates"].to_numpy(np.int64)) for label, f in ranks.items()}
     smallest = min(int(N.min()) for _, N in study.values())
@@ -477,4 +477,4 @@ def _with_keys(frame: pd.DataFrame, keys: Mapping) -> pd.DataFrame:
 
 def _kernel_scheme(scheme: str) -> str:
     """The kernel that the estimators of a study scheme assume."""
-    return SCHEMES[check_choice("scheme", scheme, SCHEMES)][1]
+    return STUDY_SCHEMES[check_choice("scheme", scheme, STUDY_SCHEMES)][1]

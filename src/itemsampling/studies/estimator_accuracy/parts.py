@@ -61,7 +61,7 @@ def parts(config: Mapping) -> dict[str, dict]:
 
     Each part has a ``role`` (``paper``, ``pooled``, ``per_user``, ``common``, ``scheme`` or
     ``interval``), a ``protocol``, a ``scheme`` (a key of
-    :data:`~itemsampling.studies.engine.SCHEMES`), one ``sample_size``, its ``estimators`` (names
+    :data:`~itemsampling.studies.engine.STUDY_SCHEMES`), one ``sample_size``, its ``estimators`` (names
     of :func:`estimator`), ``n_item_groups`` and the ``datasets`` it runs on (every model of
     ``models``); the ``interval`` part also has the ``level``, ``method`` and cut-offs ``ks`` of
     its intervals. Raises ValueError when a comparison lacks its counterpart among the papers'

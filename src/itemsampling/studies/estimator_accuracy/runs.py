@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from ...estimators import Estimator, rank_distribution
-from ..engine import SCHEMES, draw_sampled_ranks, repeat_estimates
+from ..engine import STUDY_SCHEMES, draw_sampled_ranks, repeat_estimates
 from .parts import PRIOR_ESTIMATORS, estimator, parts, targets
 
 __all__ = ["chunk_table", "pooled_estimators"]
@@ -33,7 +33,7 @@ def pooled_estimators(names: Sequence[str], global_ranks, n_items, sample_size: 
     draws = [draw_sampled_ranks(global_ranks, n_items, sample_size, seed=seed, labels=labels, scheme=scheme,
                                 repeat=i) for i in range(repeats)]
     pooled, pooled_items = np.concatenate(draws), np.tile(n_items, repeats) if np.ndim(n_items) else n_items
-    priors = {method: rank_distribution(pooled, pooled_items, sample_size, method, scheme=SCHEMES[scheme][1],
+    priors = {method: rank_distribution(pooled, pooled_items, sample_size, method, scheme=STUDY_SCHEMES[scheme][1],
                                         n_groups=n_groups)
               for method in sorted({name.partition("_")[2] for name in names})}
     return [Estimator(name.partition("_")[0], {"prior": priors[name.partition("_")[2]]}, name=name)

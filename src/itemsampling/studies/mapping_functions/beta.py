@@ -11,7 +11,7 @@ import pandas as pd
 
 from ...mappings import beta_hit_ratio, fit_beta, fit_beta_global, mapping, scaled_hit_ratio
 from ...simulation import sample_ranks
-from ..engine import SCHEMES, derive_seed
+from ..engine import STUDY_SCHEMES, derive_seed
 from .data import StudyData
 
 __all__ = ["beta_draws", "beta_tables", "parameter_tables"]
@@ -25,7 +25,7 @@ def beta_draws(R: np.ndarray, N: np.ndarray, key: tuple, seed: int, draws: int) 
     model, protocol, scheme, n); draw ``j`` is the engine's repeat ``j``, so draw 0 is the one of
     the study's chunk (the ``a`` of every other table)."""
     dataset, model, protocol, scheme, n = key
-    law = SCHEMES[scheme][0]
+    law = STUDY_SCHEMES[scheme][0]
     out = np.empty(draws)
     for j in range(draws):
         rng = np.random.default_rng(derive_seed(seed, dataset, model, protocol, scheme, n, j))

@@ -10,7 +10,7 @@ import pandas as pd
 
 from ...hit_ratio import sampled_hit_ratio_moments
 from ...simulation import sample_ranks
-from ..engine import LABELS, SCHEMES, derive_seed
+from ..engine import LABELS, STUDY_SCHEMES, derive_seed
 from .settings import chunk_draws
 
 __all__ = ["chunk_table"]
@@ -32,7 +32,7 @@ def chunk_table(config: Mapping, seed: int, labels: Mapping[str, str], ranks: pd
     key = [str(labels[k]) for k in LABELS]
     frames = []
     for scheme, n in chunk_draws(config, labels):
-        law = SCHEMES[scheme][0]
+        law = STUDY_SCHEMES[scheme][0]
         rng = np.random.default_rng(derive_seed(seed, *key, scheme, n, 0))
         sampled = sample_ranks(R, N, n, rng=rng, scheme=law)
         frames.append(pd.DataFrame({
