@@ -208,7 +208,8 @@ def em_step_runs(R, N, config: Mapping, seed: int, labels: Mapping, cache: Kerne
             for repeat, table in zip(repeats, tables, strict=True))
     draws = [adaptive_sample_ranks(R, N, n0, n_max, rng=_rng(seed, labels, "adaptive", n0, repeat)) for repeat in repeats]
     tables = estimate_draws([sampled for sampled, _ in draws], N, [n_u for _, n_u in draws],
-                            em_steps_estimators("adaptive_mle", config["em_steps"], config["converged"]), **common)
+                            em_steps_estimators("adaptive_mle", config["em_steps"], config["converged"]),
+                            **{**common, "cache": None})  # the kernel columns observed in its draws only
     frames.extend(draw_errors(table, exact, targets, config["max_k"]).assign(
         sampling="adaptive", sample_size=n_max, items_per_user=float(n_u.mean()), repeat=repeat)
         for repeat, table, (_, n_u) in zip(repeats, tables, draws, strict=True))
@@ -218,7 +219,7 @@ def em_step_runs(R, N, config: Mapping, seed: int, labels: Mapping, cache: Kerne
     return out.assign(**{k: labels[k] for k in _KEYS})
 
 
-def size_runs(R, N, config: Mapping, seed: int, labels: Mapping, cache: KernelCache) -> pd.DataFrame:
+def size_runs(R, N, config: Mapping, seed: int, labels: Mapping) -> pd.DataFrame:
     """Per repeat: errors of the adaptive MLE (100 EM steps) for every n_0 and n_max of the grid
     (draws of the same n_0 and repeat share their items: common random numbers across n_max)."""
     targets, frames = _targets(config), []
@@ -230,8 +231,7 @@ def size_runs(R, N, config: Mapping, seed: int, labels: Mapping, cache: KernelCa
             draws = [adaptive_sample_ranks(R, N, n0, n_max, rng=_rng(seed, labels, "adaptive", n0, repeat))
                      for repeat in repeats]
             tables = estimate_draws([sampled for sampled, _ in draws], N, [n_u for _, n_u in draws], estimator,
-                                    targets=targets, scheme="binomial", n_groups=config["n_item_groups"], cache=cache,
-                                    warn=False)
+                                    targets=targets, scheme="binomial", n_groups=config["n_item_groups"], warn=False)
             frames.extend(draw_errors(table, exact, targets, config["max_k"]).assign(
                 n0=n0, n_max=n_max, items_per_user=float(n_u.mean()), repeat=repeat)
                 for repeat, table, (_, n_u) in zip(repeats, tables, draws, strict=True))
@@ -239,7 +239,7 @@ def size_runs(R, N, config: Mapping, seed: int, labels: Mapping, cache: KernelCa
     return out.assign(**{k: labels[k] for k in _KEYS})
 
 
-def convention_runs(R, N, config: Mapping, seed: int, labels: Mapping, cache: KernelCache) -> pd.DataFrame:
+def convention_runs(R, N, config: Mapping, seed: int, labels: Mapping) -> pd.DataFrame:
     """Per repeat: the adaptive MLE of draws counted in sampled items (the AAAI'23 sampler,
     :func:`negatives_sample_ranks`, from ``n0_convention`` up to ``n_max_convention`` drawn
     items), with the set size read correctly (``negatives``: drawn + 1) and as the authors'
@@ -258,7 +258,7 @@ def convention_runs(R, N, config: Mapping, seed: int, labels: Mapping, cache: Ke
                 "negatives_as_size": [(np.minimum(sampled, drawn), drawn) for sampled, drawn in draws]}
     tables = {convention: estimate_draws([ranks for ranks, _ in pairs], N, [size for _, size in pairs], estimators,
                                          targets=targets, scheme="binomial", n_groups=config["n_item_groups"],
-                                         cache=cache, warn=False)
+                                         warn=False)
               for convention, pairs in readings.items()}
     for repeat, (_, drawn) in enumerate(draws):  # rows repeat by repeat, as the draws were made
         frames.extend(draw_errors(tables[convention][repeat], exact, targets, config["max_k"]).assign(
@@ -317,8 +317,8 @@ def study_tables(config: Mapping, seed: int, runs: pd.DataFrame | None = None,
             labels = {"dataset": dataset, "model": model, "protocol": config["protocol"], "scheme": config["scheme"]}
             cache = KernelCache()
             em.append(em_step_runs(R, N, config, seed, labels, cache))
-            sizes.append(size_runs(R, N, config, seed, labels, cache))
-            conventions.append(convention_runs(R, N, config, seed, labels, cache))
+            sizes.append(size_runs(R, N, config, seed, labels))
+            conventions.append(convention_runs(R, N, config, seed, labels))
     return {
         "sensitivity_em_steps": summarize(pd.concat(em, ignore_index=True),
                                           [*_KEYS, "sampling", "sample_size", "em_steps", "metric"]),
