@@ -36,7 +36,7 @@ import numpy as np
 from bench_estimators import best_time, fmt, limit_threads, traced_peak_mib
 
 import itemsampling as its
-from itemsampling.em import em_mixture_weights, em_mixture_weights_stacked
+from itemsampling.em import EMProblem, em_mixture_weights, em_mixture_weights_stacked
 from itemsampling.kernels import KernelCache
 
 COLUMNS = ("size", "method", "time_s", "baseline", "base_time_s", "speedup", "peak_MiB", "check", "value",
@@ -69,7 +69,8 @@ def bench_size(size: str, n_items: int, n: int, n_users: int, repeats: int, timi
         return out
 
     def stacked():
-        return [res.weights for res in em_mixture_weights_stacked(banded, counts, max_iter=STEPS, tol=0)]
+        problems = [EMProblem(counts[:, b], max_iter=STEPS, tol=0) for b in range(repeats)]
+        return [res.weights for res in em_mixture_weights_stacked(banded, problems)]
 
     base_s, alone = best_time(one_by_one, max(1, timings // 2))
     ours_s, together = best_time(stacked, timings)

@@ -251,7 +251,7 @@ def test_stacked_em_runs_equal_each_run_alone_to_rounding():
     banded, K = _grouped_kernel(rng)
     c = rng.integers(1, 50, size=(K.shape[1], 6)).astype(float)
     c[rng.random(c.shape) < 0.3] = 0.0  # observations that some runs lack
-    stacked = em_mixture_weights_stacked(banded, c, max_iter=300, tol=1e-5)
+    stacked = em_mixture_weights_stacked(banded, [EMProblem(c[:, b], max_iter=300, tol=1e-5) for b in range(6)])
     for b, res in enumerate(stacked):
         seen = np.flatnonzero(c[:, b])
         alone = em_mixture_weights(BandedKernel(K[:, seen]), c[seen, b], max_iter=300, tol=1e-5)
@@ -261,12 +261,12 @@ def test_stacked_em_runs_equal_each_run_alone_to_rounding():
         assert np.all(np.diff(res.log_likelihood) >= -1e-12 * np.abs(res.log_likelihood[1:]))  # EM never lowers ℓ
     steps = [res.n_iter for res in stacked]
     assert all(res.converged for res in stacked) and len(set(steps)) > 1, steps  # each run stops on its own rule
-    again = em_mixture_weights_stacked(banded, c, max_iter=300, tol=1e-5)
+    again = em_mixture_weights_stacked(banded, [EMProblem(c[:, b], max_iter=300, tol=1e-5) for b in range(6)])
     assert all(np.array_equal(a.weights, b.weights) for a, b in zip(stacked, again, strict=True))
     with pytest.raises(ValueError, match="positive weight in every column"):
-        em_mixture_weights_stacked(banded, np.zeros((K.shape[1], 2)))
+        em_mixture_weights_stacked(banded, [EMProblem(np.zeros(K.shape[1]))] * 2)
     with pytest.raises(ValueError, match="max_iter"):
-        em_mixture_weights_stacked(banded, c, max_iter=0)
+        em_mixture_weights_stacked(banded, [EMProblem(c[:, 0], max_iter=0)])
 
 
 def test_em_estimates_of_draws_equal_each_draw_alone_to_rounding():
@@ -525,7 +525,8 @@ def test_stacked_em_runs_stop_at_their_own_iteration_caps_and_tolerances():
     banded, K = _grouped_kernel(rng)
     c = rng.integers(1, 50, size=(K.shape[1], 3)).astype(float)
     caps, tols = np.array([5, 40, 300]), np.array([0.0, 0.0, 1e-5])
-    stacked = em_mixture_weights_stacked(banded, c, max_iter=caps, tol=tols)
+    stacked = em_mixture_weights_stacked(banded, [EMProblem(c[:, b], max_iter=int(caps[b]), tol=float(tols[b]))
+                                                 for b in range(3)])
     for b, res in enumerate(stacked):
         alone = em_mixture_weights(banded, c[:, b], max_iter=int(caps[b]), tol=float(tols[b]))
         assert res.n_iter == alone.n_iter and res.converged == alone.converged, b

@@ -196,15 +196,11 @@ class BandedKernel:
         tuple of numpy.ndarray
             ``(Π', Kᵀ Π')``, shapes ``(N, B)`` and ``(d, B)``.
         """
+        if pi.shape[1] < STACKED_MIN_RUNS:  # matrix-vector products, run by run
+            steps = self.em_steps(list(pi.T), list(ratio.T))
+            return np.column_stack([n for n, _ in steps]), np.column_stack([q for _, q in steps])
         new = np.zeros(pi.shape)
         q = np.zeros((self.shape[1], pi.shape[1]))
-        if pi.shape[1] < STACKED_MIN_RUNS:  # matrix-vector products, run by run
-            for b in range(pi.shape[1]):
-                for r0, r1, cols, tile in self.panels:
-                    part = pi[r0:r1, b] * (tile @ ratio[cols, b])
-                    new[r0:r1, b] = part
-                    q[cols, b] += part @ tile
-            return new, q
         for r0, r1, cols, tile in self.panels:
             part = pi[r0:r1] * (tile @ ratio[cols])
             new[r0:r1] = part

@@ -254,14 +254,15 @@ def _check_em_options(max_iter, tol) -> None:
         raise ValueError(f"tol must be a finite number >= 0, got {tol!r}")
 
 
-def _em_problem(obs: _Observations, method: str, *, weight: str = "ndcg", c: float = DEFAULT_C,
-                max_iter: int = DEFAULT_MAX_ITER, tol: float = DEFAULT_TOL, init=None,
+def _em_problem(counts: np.ndarray, ranks: np.ndarray, max_items: int, method: str, *, weight: str = "ndcg",
+                c: float = DEFAULT_C, max_iter: int = DEFAULT_MAX_ITER, tol: float = DEFAULT_TOL, init=None,
                 progress: bool = False) -> EMProblem:
-    """The EM run of one MLE-family method on the grouped observations (``progress`` is used by
-    the caller); ``init`` must cover the estimated ranks 1..max N_g."""
-    weights = obs.counts * wmle_weights(obs.ranks, weight, c) if method == "wmle" else obs.counts
+    """The EM run of one MLE-family method on observations with ``counts`` users at sampled
+    ``ranks`` (``progress`` is used by the caller); ``init`` must cover the estimated ranks
+    1..``max_items``."""
+    weights = counts * wmle_weights(ranks, weight, c) if method == "wmle" else counts
     if init is not None:
-        init = check_distribution(init, obs.groups.max_items, name="init")
+        init = check_distribution(init, max_items, name="init")
     return EMProblem(weights, max_iter=max_iter, tol=tol, init=init)
 
 
@@ -297,7 +298,7 @@ def em_estimates(sampled_ranks, n_items, sample_sizes, fits, *, scheme: str = "b
 def _em_estimates_of(checked: CheckedRanks, fits, scheme: str, cache=None) -> list[np.ndarray]:
     """:func:`em_estimates` of ranks already checked, with fits checked by :func:`_checked_fits`."""
     obs = _observations_of(checked, scheme, cache)
-    problems = [_em_problem(obs, method, **options) for method, options in fits]
+    problems = [_em_problem(obs.counts, obs.ranks, obs.groups.max_items, method, **options) for method, options in fits]
     progress = any(options.get("progress", False) for _, options in fits)
     return [result.weights for result in em_mixture_weights_many(obs.kernel, problems, progress=progress)]
 
@@ -309,8 +310,8 @@ def em_estimates_of_draws(draws, n_items, sample_sizes, fits, *, scheme: str = "
 
     The draws (e.g. the repeats of a study) share one kernel with a column for every
     observation (N_g, n, r) seen in any of them; every (draw, fit) pair is one EM run with its
-    own weights (zero at the observations it lacks), and all runs with the same start advance as
-    the columns of one matrix, each stopping by its own iteration cap and tolerance
+    own weights (zero at the observations it lacks), and all runs advance as the columns of one
+    matrix, each stopping by its own iteration cap and tolerance
     (:func:`itemsampling.em.em_mixture_weights_stacked`). Each estimate equals
     :func:`em_estimates` of its draw up to rounding (the products sum in another order).
 
@@ -356,24 +357,11 @@ def _em_estimates_of_draws(checked: Sequence[CheckedRanks], fits, scheme: str,
         np.add.at(counts[:, i], np.searchsorted(union, draw_codes), 1.0)
     keys = _observation_keys(union, base)
     kernel = _grouped_kernel(keys, groups, cache, scheme)
-    runs: dict[bytes | None, list[tuple[int, int, np.ndarray, int, float]]] = {}  # start -> runs
-    for f, (method, options) in enumerate(fits):
-        weights = counts * wmle_weights(keys[:, 2], options.get("weight", "ndcg"),
-                                        options.get("c", DEFAULT_C))[:, None] if method == "wmle" else counts
-        init = options.get("init")
-        init = None if init is None else check_distribution(init, groups.max_items, name="init")
-        runs.setdefault(None if init is None else init.tobytes(), []).extend(
-            (d, f, weights[:, d], options.get("max_iter", DEFAULT_MAX_ITER), options.get("tol", DEFAULT_TOL))
-            for d in range(len(checked)))
-    out: list[list] = [[None] * len(fits) for _ in checked]
-    for start, members in runs.items():
-        results = em_mixture_weights_stacked(
-            kernel, np.column_stack([run[2] for run in members]), max_iter=np.array([run[3] for run in members]),
-            tol=np.array([run[4] for run in members], dtype=np.float64),
-            init=None if start is None else np.frombuffer(start, dtype=np.float64))
-        for (d, f, *_), result in zip(members, results, strict=True):
-            out[d][f] = result.weights
-    return out
+    problems = [_em_problem(counts[:, d], keys[:, 2], groups.max_items, method, **options)
+                for method, options in fits for d in range(len(checked))]
+    results = iter(em_mixture_weights_stacked(kernel, problems))
+    by_fit = [[next(results).weights for _ in checked] for _ in fits]
+    return [list(draw_fits) for draw_fits in zip(*by_fit, strict=True)]
 
 
 def _checked_fits(fits) -> list[tuple[str, dict]]:

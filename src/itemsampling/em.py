@@ -188,17 +188,17 @@ def em_mixture_weights_many(kernel: np.ndarray | BandedKernel, problems: Sequenc
     return [run.result() for run in runs]
 
 
-def em_mixture_weights_stacked(kernel: np.ndarray | BandedKernel, obs_weights, *, max_iter=DEFAULT_MAX_ITER,
-                               tol=DEFAULT_TOL, init=None) -> list[EMResult]:
+def em_mixture_weights_stacked(kernel: np.ndarray | BandedKernel, problems: Sequence[EMProblem]) -> list[EMResult]:
     """Many EM runs (:func:`em_mixture_weights`) on the same kernel, stacked as the columns of
     one matrix and advanced by matrix–matrix products.
 
     Run b maximises ℓ_b(π) = Σ_j C[j, b] log (Kᵀπ)_j (AAAI'21 eq. 19 and 22) by the step of
     AAAI'21 eq. 21/23: the B runs' π form an ``(N, B)`` matrix Π, and one step of all of them
     is Π ← Π ⊙ (K W) normalised per column, with W = (C / Σ C) / (Kᵀ Π) entrywise
-    (:meth:`~itemsampling.banded_kernel.BandedKernel.em_steps_stacked`). Observations of weight 0 in a run (e.g. sampled
-    ranks seen only in other repeats of a study) do not enter its likelihood or its step. A run
-    stops by its own rule (that of :func:`em_mixture_weights`) and leaves the matrix.
+    (:meth:`~itemsampling.banded_kernel.BandedKernel.em_steps_stacked`). Observations of weight
+    0 in a run (e.g. sampled ranks seen only in other repeats of a study) do not enter its
+    likelihood or its step. A run stops by its own rule (that of :func:`em_mixture_weights`)
+    and leaves the matrix.
 
     Each run's iterates are those of :func:`em_mixture_weights` with the same arguments up to
     rounding: the products sum the same terms in another order (matrix–matrix rather than
@@ -209,31 +209,28 @@ def em_mixture_weights_stacked(kernel: np.ndarray | BandedKernel, obs_weights, *
     ----------
     kernel : numpy.ndarray or BandedKernel
         As in :func:`em_mixture_weights`.
-    obs_weights : array_like
-        ``(d, B)`` non-negative weights C[j, b] of observation j in run b; every run needs a
-        positive weight.
-    max_iter, tol : int and float, or array_like
-        As in :func:`em_mixture_weights`: one value for every run or one per run.
-    init : array_like, optional
-        As in :func:`em_mixture_weights`: one start for every run.
+    problems : sequence of EMProblem
+        Observation weights (``(d,)``, non-negative, some positive), iteration cap, tolerance
+        and start of each run, as in :func:`em_mixture_weights_many`.
 
     Returns
     -------
     list of EMResult
-        One per column of ``obs_weights``, in order.
+        One per problem, in order.
     """
     K = kernel if isinstance(kernel, BandedKernel) else BandedKernel(kernel)
-    c = np.asarray(obs_weights, dtype=np.float64)
-    if c.ndim != 2 or c.shape[0] != K.shape[1] or not np.all(c >= 0) or not np.all(c.sum(axis=0) > 0):
-        raise ValueError(f"obs_weights must be a ({K.shape[1]}, B) array of non-negative weights with a "
-                         f"positive weight in every column, got shape {c.shape}")
+    c = np.column_stack([np.asarray(problem.obs_weights, dtype=np.float64) for problem in problems])
+    if c.shape[0] != K.shape[1] or not np.all(c >= 0) or not np.all(c.sum(axis=0) > 0):
+        raise ValueError(f"each problem needs {K.shape[1]} non-negative observation weights, a positive weight in "
+                         f"every column, got shape {c.shape}")
     n_rows, n_runs = K.shape[0], c.shape[1]
-    caps = np.broadcast_to(np.asarray(max_iter), (n_runs,))
+    caps = np.array([problem.max_iter for problem in problems])
     if caps.dtype.kind not in "iu" or np.any(caps < 1):
-        raise ValueError(f"max_iter must be positive integers, got {max_iter!r}")
-    tols = np.broadcast_to(np.asarray(tol, dtype=np.float64), (n_runs,))
-    start = np.full(n_rows, 1.0 / n_rows) if init is None else np.asarray(init, dtype=np.float64)
-    pi = np.repeat(start[:, None], n_runs, axis=1)
+        raise ValueError(f"max_iter must be positive integers, got {caps.tolist()}")
+    tols = np.array([problem.tol for problem in problems], dtype=np.float64)
+    uniform = np.full(n_rows, 1.0 / n_rows)
+    pi = np.column_stack([uniform if problem.init is None else np.asarray(problem.init, dtype=np.float64)
+                          for problem in problems])
     q = K.rmatmat(pi)
     observed = c > 0
     if np.any(q[observed] <= 0):

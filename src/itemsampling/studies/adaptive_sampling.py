@@ -179,7 +179,7 @@ def chunk_table(config: Mapping, seed: int, labels: Mapping[str, str], ranks: pd
     if others:
         frames.append(repeat_adaptive_estimates(R, N, n0=config["n0"], n_max_values=others, scheme=config["scheme"],
                                                 repeats=config["frontier_repeats"], **common))
-    common["cache"] = KernelCache()  # fixed sample sizes: whole kernels, shared by the sizes' repeats
+    cache = KernelCache()  # fixed sample sizes: whole kernels, shared by the sizes' repeats
     sizes = sorted({int(n) for n in config["frontier_sample_sizes"] if 2 <= n <= fits}
                    | {int(config["blind_spot_sample_size"])})
     fixed = [([Estimator("mle")], sizes, config["frontier_repeats"])]
@@ -188,7 +188,7 @@ def chunk_table(config: Mapping, seed: int, labels: Mapping[str, str], ranks: pd
                       config["repeats"]))
     for estimators, ns, repeats in fixed:
         frame = repeat_estimates(R, N, estimators=estimators, sample_sizes=ns, schemes=[config["scheme"]],
-                                 repeats=repeats, **common)
+                                 repeats=repeats, cache=cache, **common)
         frames.append(frame.assign(mean_sample_size=frame["sample_size"].astype(np.float64)))
     return pd.concat(frames, ignore_index=True)
 

@@ -196,20 +196,19 @@ def em_step_runs(R, N, config: Mapping, seed: int, labels: Mapping, cache: Kerne
     exact = exact_values(R, N, targets)
     sizes = sorted({config["blind_spot_sample_size"], config["fixed_sample_size"][labels["dataset"]]})
     n0, n_max = config["n0"], config["n_max"][labels["dataset"]]
-    common = {"targets": targets, "scheme": "binomial", "n_groups": config["n_item_groups"], "cache": cache,
-              "warn": False}
+    common = {"targets": targets, "scheme": "binomial", "n_groups": config["n_item_groups"], "warn": False}
     repeats = range(config["repeats"])
     for n in sizes:
         draws = [sample_ranks(R, N, n, rng=_rng(seed, labels, "fixed", n, repeat)) for repeat in repeats]
         tables = estimate_draws(draws, N, n, em_steps_estimators("mle", config["em_steps"], config["converged"]),
-                                **common)
+                                cache=cache, **common)
         frames.extend(draw_errors(table, exact, targets, config["max_k"]).assign(
             sampling="fixed", sample_size=n, items_per_user=float(n), repeat=repeat)
             for repeat, table in zip(repeats, tables, strict=True))
     draws = [adaptive_sample_ranks(R, N, n0, n_max, rng=_rng(seed, labels, "adaptive", n0, repeat)) for repeat in repeats]
     tables = estimate_draws([sampled for sampled, _ in draws], N, [n_u for _, n_u in draws],
                             em_steps_estimators("adaptive_mle", config["em_steps"], config["converged"]),
-                            **{**common, "cache": None})  # the kernel columns observed in its draws only
+                            **common)  # its own cache: the kernel columns observed in its draws only
     frames.extend(draw_errors(table, exact, targets, config["max_k"]).assign(
         sampling="adaptive", sample_size=n_max, items_per_user=float(n_u.mean()), repeat=repeat)
         for repeat, table, (_, n_u) in zip(repeats, tables, draws, strict=True))

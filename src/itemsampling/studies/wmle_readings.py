@@ -45,7 +45,7 @@ import pandas as pd
 
 from .._validation import check_choice
 from ..distributions import DEFAULT_C
-from ..em import DEFAULT_TOL, em_mixture_weights_stacked
+from ..em import DEFAULT_TOL, EMProblem, em_mixture_weights_stacked
 from ..kernels import kernel_columns
 from ..metrics import global_metrics, rank_weight
 from .engine import derive_seed, draw_sampled_ranks
@@ -187,7 +187,7 @@ def readings_of_draws(draws: Sequence, n_items: int, sample_size: int, readings:
     ranks = np.unique(np.concatenate(draws))
     kernel = kernel_columns(n_items, sample_size, ranks)
     all_ranks = np.arange(1, sample_size + 1, dtype=np.float64)
-    weights, caps, tols, scales = [], [], [], []
+    problems, scales = [], []
     for draw in draws:
         counts = np.bincount(np.searchsorted(ranks, draw), minlength=ranks.size).astype(np.float64)
         p_tilde = counts / counts.sum()
@@ -199,11 +199,9 @@ def readings_of_draws(draws: Sequence, n_items: int, sample_size: int, readings:
             scales.append({"printed": 1.0, "none": mass,
                            "weight_sum": mass / float(np.sum(reading.weight(all_ranks, sample_size, c)))}[norm])
             converged = reading.steps == "converged"
-            weights.append(counts * w)
-            caps.append(converged_steps if converged else max_iter)
-            tols.append(1e-12 if converged else DEFAULT_TOL)
-    fits = em_mixture_weights_stacked(kernel, np.column_stack(weights), max_iter=np.array(caps),
-                                      tol=np.array(tols))
+            problems.append(EMProblem(counts * w, max_iter=converged_steps if converged else max_iter,
+                                      tol=1e-12 if converged else DEFAULT_TOL))
+    fits = em_mixture_weights_stacked(kernel, problems)
     R = np.arange(1, n_items + 1)
     metric_weights = np.stack([rank_weight(metric, R, n_items, k) for metric, k in targets], axis=1)
     values = np.stack([scale * (fit.weights @ metric_weights) for fit, scale in zip(fits, scales, strict=True)])
