@@ -88,6 +88,30 @@ class BandedKernel:
                    (n_rows, n_cols), cutoff)
         return out
 
+    @classmethod
+    def stack_rows(cls, parts, n_rows: int) -> BandedKernel:
+        """One kernel of ``n_rows`` rows from kernels of consecutive row blocks, each banded alone.
+
+        Parameters
+        ----------
+        parts : sequence of (int, BandedKernel)
+            ``(first row, kernel of rows first..first+h-1)``, each banded as a single column
+            block, all with the same number of columns, covering rows 0..n_rows-1 in order.
+        n_rows : int
+            Rows of the whole kernel.
+        """
+        widths = {part.shape[1] for _, part in parts}
+        if len(widths) != 1 or any(part.n_groups != 1 for _, part in parts):
+            raise ValueError("stack_rows needs kernels with the same columns, each banded as one block")
+        firsts = [int(first) for first, _ in parts]
+        if firsts[0] != 0 or any(f + p.shape[0] != nxt for f, (_, p), nxt in zip(firsts, parts, [*firsts[1:], n_rows])):
+            raise ValueError("stack_rows needs row blocks that cover rows 0..n_rows-1 in order")
+        out = cls.__new__(cls)
+        out.shape, out.n_groups = (int(n_rows), widths.pop()), 1
+        out.panels = [(first + r0, first + r1, cols, tile) for first, part in zip(firsts, (p for _, p in parts))
+                      for r0, r1, cols, tile in part.panels]
+        return out
+
     def _build(self, blocks, shape, cutoff: float) -> None:
         self.shape = (int(shape[0]), int(shape[1]))
         self.n_groups = len(blocks)

@@ -41,6 +41,7 @@ from ._validation import (
     check_sample_size,
 )
 from .banded_kernel import BandedKernel
+from .binomial_gram import BinomialGram
 from .candidates import DEFAULT_N_GROUPS, CandidateGroups
 from .em import (
     DEFAULT_MAX_ITER,
@@ -229,6 +230,21 @@ def _pooled_observations_of(checked: CheckedRanks, scheme: str, cache=None, band
         return _columns(cache, groups.max_items, n, distinct, scheme), p_tilde
     pooled = _pooled_columns(cache, groups, n, distinct, scheme)
     return (BandedKernel(pooled) if banded else pooled), p_tilde
+
+
+def _binomial_gram(cache: KernelCache, n_items: int, sample_size: int) -> BinomialGram:
+    """The :class:`~itemsampling.binomial_gram.BinomialGram` of (N, n), once per cache."""
+    return cache.get(("binomial_gram", int(n_items), int(sample_size)), lambda: BinomialGram(n_items, sample_size))
+
+
+def _pooled_gram(checked: CheckedRanks, scheme: str, cache):
+    """``w ↦ Kᵀ diag(w) K`` at the observed ranks from the kernel of set size 2n - 1
+    (:mod:`itemsampling.binomial_gram`) where the pooled kernel is one binomial kernel and a
+    cache keeps that kernel for other calls; None (the band's own Gram) otherwise."""
+    ranks, sizes, groups = checked
+    if cache is None or scheme != "binomial" or groups.kernel_items.size != 1:
+        return None
+    return _binomial_gram(cache, groups.max_items, int(sizes[0])).at(np.unique(ranks)).gram
 
 
 def _pooled_columns(cache, groups: CandidateGroups, n: int, ranks, scheme: str) -> np.ndarray:
@@ -620,7 +636,7 @@ def _mes_of(checked: CheckedRanks, scheme: str, *, cache=None, eta: float = DEFA
     _check_positive("eta", eta)
     kernel, p_tilde = _pooled_observations_of(checked, scheme, cache, banded=True)
     eta = _effective_eta(eta, eta_scale, int(checked.sizes[0]))
-    return solve_mes(kernel, p_tilde, eta, tol=tol, max_iter=max_iter).weights
+    return solve_mes(kernel, p_tilde, eta, tol=tol, max_iter=max_iter, gram=_pooled_gram(checked, scheme, cache)).weights
 
 
 # ----------------------------------------------------------------------------- objectives

@@ -685,6 +685,8 @@ class _Batch:
         p = np.full(n_g, 1.0 / n_g) if prior is None else prior
 
         def build():
+            if self.scheme == "binomial":  # one product with the kernel of set size 2n - 1
+                return distributions._binomial_gram(self.cache, n_g, n).gram(p)
             return corrections.weighted_gram(self.cache.kernel(n_g, n, self.scheme), p, banded=self._banded(g))
 
         if memo is None:

@@ -21,8 +21,10 @@ of the returned objective value. In the scaled variable ν = λ / (2√p) the du
 2I + (1/η) Bᵀ(diag π − ππᵀ)B with B = K diag(2√p), whose eigenvalues lie in [2, 2 + 1/η], so
 damped Newton (Cholesky of a d x d matrix, Armijo backtracking) converges globally and
 quadratically near the optimum. Products with K use its band (:class:`~itemsampling.banded_kernel.BandedKernel`,
-entries above 1e-20 of their row maximum), and the Hessian is accumulated panel by panel with
-symmetric rank-k updates, so a step costs far less than the dense N x d² product.
+entries above 1e-20 of their row maximum), and the Hessian's Kᵀ diag(π) K is accumulated panel
+by panel with symmetric rank-k updates, or, for a binomial kernel, taken from one product with
+the kernel of set size 2n - 1 (:mod:`itemsampling.binomial_gram`), so a step costs far less than
+the dense N x d² product.
 """
 
 from __future__ import annotations
@@ -95,8 +97,9 @@ def mes_objective_value(weights, kernel, p_tilde, eta: float) -> float:
 class _ScaledDual:
     """φ(ν) = −g(2√p ⊙ ν), its gradient and Hessian, and the primal point π(ν)."""
 
-    def __init__(self, kernel, p: np.ndarray, eta: float):
+    def __init__(self, kernel, p: np.ndarray, eta: float, gram=None):
         self.K = kernel if isinstance(kernel, BandedKernel) else BandedKernel(np.asarray(kernel, dtype=np.float64))
+        self.gram = gram
         self.p, self.eta = p, eta
         self.scale = 2.0 * np.sqrt(p)  # λ = scale * ν
         self.linear = self.scale * p  # λ·p = linear·ν
@@ -118,8 +121,9 @@ class _ScaledDual:
         return -self.scale * q + self.linear + 2.0 * nu
 
     def hessian(self, pi: np.ndarray, q: np.ndarray) -> np.ndarray:
-        """Upper triangle of the Hessian of φ (the lower triangle is not filled in)."""
-        second = self.K.gram_upper(pi, skip_below=_HESSIAN_ROW_CUTOFF) - np.outer(q, q)
+        """Upper triangle of the Hessian of φ (the lower triangle may not be filled in)."""
+        weighted = self.K.gram_upper(pi, skip_below=_HESSIAN_ROW_CUTOFF) if self.gram is None else self.gram(pi)
+        second = weighted - np.outer(q, q)
         hess = second * np.outer(self.scale, self.scale) * (1.0 / self.eta)
         hess[np.diag_indices_from(hess)] += 2.0
         return hess
@@ -132,6 +136,7 @@ def solve_mes(
     *,
     tol: float = DEFAULT_TOL,
     max_iter: int = 500,
+    gram=None,
 ) -> MESResult:
     """Minimise the MES objective (AAAI'21 eq. 26–27) by damped Newton on its dual.
 
@@ -149,13 +154,17 @@ def solve_mes(
         objective error).
     max_iter : int
         Maximum number of Newton steps; a ``RuntimeWarning`` is issued if they are used up.
+    gram : callable, optional
+        ``w ↦ Kᵀ diag(w) K`` (``(d, d)``, at least its upper triangle) for the Newton Hessian,
+        e.g. ``BinomialGram(N, n).at(ranks).gram`` (:mod:`itemsampling.binomial_gram`); by
+        default accumulated from the kernel's band.
 
     Returns
     -------
     MESResult
     """
     p = np.asarray(p_tilde, dtype=np.float64)
-    dual = _ScaledDual(kernel, p, float(eta))
+    dual = _ScaledDual(kernel, p, float(eta), gram)
     nu = np.zeros(p.size)
     phi, pi, log_pi = dual.evaluate(nu)
     f, q = dual.primal(pi, log_pi)
