@@ -104,11 +104,12 @@ class BandedKernel:
         if len(widths) != 1 or any(part.n_groups != 1 for _, part in parts):
             raise ValueError("stack_rows needs kernels with the same columns, each banded as one block")
         firsts = [int(first) for first, _ in parts]
-        if firsts[0] != 0 or any(f + p.shape[0] != nxt for f, (_, p), nxt in zip(firsts, parts, [*firsts[1:], n_rows])):
+        ends = [first + part.shape[0] for first, part in zip(firsts, (part for _, part in parts), strict=True)]
+        if firsts[0] != 0 or firsts[1:] != ends[:-1] or ends[-1] != n_rows:
             raise ValueError("stack_rows needs row blocks that cover rows 0..n_rows-1 in order")
         out = cls.__new__(cls)
         out.shape, out.n_groups = (int(n_rows), widths.pop()), 1
-        out.panels = [(first + r0, first + r1, cols, tile) for first, part in zip(firsts, (p for _, p in parts))
+        out.panels = [(first + r0, first + r1, cols, tile) for first, (_, part) in zip(firsts, parts, strict=True)
                       for r0, r1, cols, tile in part.panels]
         return out
 
