@@ -532,3 +532,26 @@ def test_stacked_em_runs_stop_at_their_own_iteration_caps_and_tolerances():
         assert res.n_iter == alone.n_iter and res.converged == alone.converged, b
         np.testing.assert_allclose(res.weights, alone.weights, rtol=1e-11, atol=1e-300)
     assert [res.n_iter for res in stacked[:2]] == [5, 40] and stacked[2].converged
+
+
+def test_stacked_em_runs_of_the_same_problem_share_their_iterates():
+    """Runs that differ only in when they stop follow one column: a shorter run's trace is the
+    start of a longer one's, and every run equals the same run alone (to rounding), also
+    among runs of other problems and with a start of its own."""
+    rng = np.random.default_rng(9)
+    banded, K = _grouped_kernel(rng)
+    c = rng.integers(1, 50, size=(K.shape[1], 2)).astype(float)
+    start = rng.dirichlet(np.ones(K.shape[0]))
+    problems = [EMProblem(c[:, 0], max_iter=7, tol=0.0), EMProblem(c[:, 1], max_iter=30, tol=0.0),
+                EMProblem(c[:, 0], max_iter=60, tol=0.0), EMProblem(c[:, 0], max_iter=5_000, tol=1e-7),
+                EMProblem(c[:, 0], max_iter=20, tol=0.0, init=start), EMProblem(c[:, 1], max_iter=4, tol=0.0)]
+    stacked = em_mixture_weights_stacked(banded, problems)
+    assert [res.n_iter for res in stacked[:3]] == [7, 30, 60] and stacked[3].converged and stacked[3].n_iter > 60
+    np.testing.assert_array_equal(stacked[2].log_likelihood[:8], stacked[0].log_likelihood)
+    np.testing.assert_array_equal(stacked[3].log_likelihood[:61], stacked[2].log_likelihood)
+    np.testing.assert_array_equal(stacked[1].log_likelihood[:5], stacked[5].log_likelihood)
+    for problem, res in zip(problems, stacked, strict=True):
+        alone = em_mixture_weights(banded, problem.obs_weights, max_iter=problem.max_iter, tol=problem.tol,
+                                   init=problem.init)
+        assert res.n_iter == alone.n_iter and res.converged == alone.converged
+        np.testing.assert_allclose(res.weights, alone.weights, rtol=1e-10, atol=1e-300)

@@ -197,8 +197,10 @@ def em_mixture_weights_stacked(kernel: np.ndarray | BandedKernel, problems: Sequ
     is Π ← Π ⊙ (K W) normalised per column, with W = (C / Σ C) / (Kᵀ Π) entrywise
     (:meth:`~itemsampling.banded_kernel.BandedKernel.em_steps_stacked`). Observations of weight
     0 in a run (e.g. sampled ranks seen only in other repeats of a study) do not enter its
-    likelihood or its step. A run stops by its own rule (that of :func:`em_mixture_weights`)
-    and leaves the matrix.
+    likelihood or its step. Runs with the same observation weights and start follow the same
+    iterates and differ only in when they stop (e.g. 25, 100 and 1,000 steps, or to
+    convergence): they share one column, and each takes its result when its own rule (that of
+    :func:`em_mixture_weights`) stops it. A column leaves the matrix when all its runs stopped.
 
     Each run's iterates are those of :func:`em_mixture_weights` with the same arguments up to
     rounding: the products sum the same terms in another order (matrix–matrix rather than
@@ -219,18 +221,28 @@ def em_mixture_weights_stacked(kernel: np.ndarray | BandedKernel, problems: Sequ
         One per problem, in order.
     """
     K = kernel if isinstance(kernel, BandedKernel) else BandedKernel(kernel)
-    c = np.column_stack([np.asarray(problem.obs_weights, dtype=np.float64) for problem in problems])
-    if c.shape[0] != K.shape[1] or not np.all(c >= 0) or not np.all(c.sum(axis=0) > 0):
+    weights = [np.asarray(problem.obs_weights, dtype=np.float64) for problem in problems]
+    if any(w.shape != (K.shape[1],) for w in weights) or not all(np.all(w >= 0) and w.sum() > 0 for w in weights):
         raise ValueError(f"each problem needs {K.shape[1]} non-negative observation weights, a positive weight in "
-                         f"every column, got shape {c.shape}")
-    n_rows, n_runs = K.shape[0], c.shape[1]
+                         f"every column, got shapes {sorted({w.shape for w in weights})}")
     caps = np.array([problem.max_iter for problem in problems])
     if caps.dtype.kind not in "iu" or np.any(caps < 1):
         raise ValueError(f"max_iter must be positive integers, got {caps.tolist()}")
     tols = np.array([problem.tol for problem in problems], dtype=np.float64)
+    starts = [None if problem.init is None else np.asarray(problem.init, dtype=np.float64) for problem in problems]
+    column_of: dict[tuple, int] = {}  # (weights, start) -> column: runs that share their iterates
+    members: list[list[int]] = []  # the runs of each column still going
+    for b, (w, start) in enumerate(zip(weights, starts, strict=True)):
+        key = (w.tobytes(), None if start is None else start.tobytes())
+        if key not in column_of:
+            column_of[key] = len(members)
+            members.append([])
+        members[column_of[key]].append(b)
+    firsts = [runs[0] for runs in members]
+    n_rows = K.shape[0]
     uniform = np.full(n_rows, 1.0 / n_rows)
-    pi = np.column_stack([uniform if problem.init is None else np.asarray(problem.init, dtype=np.float64)
-                          for problem in problems])
+    c = np.column_stack([weights[b] for b in firsts])
+    pi = np.column_stack([uniform if starts[b] is None else starts[b] for b in firsts])
     q = K.rmatmat(pi)
     observed = c > 0
     if np.any(q[observed] <= 0):
@@ -238,10 +250,9 @@ def em_mixture_weights_stacked(kernel: np.ndarray | BandedKernel, problems: Sequ
             "the starting distribution gives probability 0 to an observed sampled rank; "
             "use a starting distribution with more support (e.g. the uniform default)"
         )
-    runs = np.arange(n_runs)  # the runs still going, as columns of pi, q, c, observed
+    columns = np.arange(len(members))  # the columns still going, as columns of pi, q, c, observed
     traces = [[value] for value in _stacked_log_likelihood(c, q, observed)]
-    results: list[EMResult | None] = [None] * n_runs
-    converged = np.zeros(n_runs, dtype=bool)
+    results: list[EMResult | None] = [None] * len(problems)
     frac = c / c.sum(axis=0)
     for step in range(1, int(caps.max()) + 1):
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -249,19 +260,21 @@ def em_mixture_weights_stacked(kernel: np.ndarray | BandedKernel, problems: Sequ
         new, q = K.em_steps_stacked(pi, ratio)
         total = new.sum(axis=0)
         pi, q = new / total, q / total
-        for b, value in zip(runs.tolist(), _stacked_log_likelihood(c, q, observed), strict=True):
-            traces[b].append(value)
-            converged[b] = value - traces[b][-2] <= tols[b] * abs(value)
-        done = converged[runs] | (step == caps[runs])
-        for i in np.flatnonzero(done).tolist():
-            b = int(runs[i])
-            results[b] = EMResult(weights=pi[:, i].copy(), log_likelihood=np.asarray(traces[b]), n_iter=step,
-                                  converged=bool(converged[b]))
-        if done.any():
-            keep = ~done
-            runs, pi, q, c, frac, observed = (runs[keep], pi[:, keep], q[:, keep], c[:, keep], frac[:, keep],
-                                              observed[:, keep])
-        if not runs.size:
+        going = np.ones(columns.size, dtype=bool)
+        for i, (col, value) in enumerate(zip(columns.tolist(), _stacked_log_likelihood(c, q, observed), strict=True)):
+            trace = traces[col]
+            trace.append(value)
+            for b in list(members[col]):
+                converged = bool(value - trace[-2] <= tols[b] * abs(value))
+                if converged or step == caps[b]:
+                    results[b] = EMResult(weights=pi[:, i].copy(), log_likelihood=np.asarray(trace), n_iter=step,
+                                          converged=converged)
+                    members[col].remove(b)
+            going[i] = bool(members[col])
+        if not going.all():
+            columns, pi, q, c, frac, observed = (columns[going], pi[:, going], q[:, going], c[:, going],
+                                                 frac[:, going], observed[:, going])
+        if not columns.size:
             break
     return results
 
