@@ -176,3 +176,18 @@ def test_stacked_em_benchmark_quick_run_agrees_with_one_em_per_repeat():
     assert set(rows) == {"stacked EM", "GEMM peak"}
     assert float(rows["stacked EM"]["value"]) <= 1e-9  # the same P(R) to rounding
     assert float(rows["GEMM peak"]["value"]) > 0  # a fraction, printed, not judged
+
+
+GRAM = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_binomial_gram.py"
+
+
+@pytest.mark.slow
+def test_binomial_gram_benchmark_quick_run_agrees_with_the_panel_gram():
+    done = subprocess.run([sys.executable, str(GRAM), "--quick", "--repeats", "1"], capture_output=True, text=True,
+                          timeout=600, check=False)
+    assert done.returncode == 0, done.stderr + done.stdout
+    rows = {r["task"]: r for r in parse_table(done.stdout)}
+    assert set(rows) == {"Gram", "estimate_draws", "build"}
+    assert float(rows["Gram"]["value"]) <= 1e-9  # the same Gram matrix to the kernels' rounding
+    assert float(rows["estimate_draws"]["value"]) <= 1e-6  # the same estimates
+    assert all(float(r["time_s"]) > 0 and float(r["speedup"]) > 0 for r in rows.values())

@@ -137,3 +137,25 @@ def test_dense_and_sparse_scoring_agree(small, monkeypatch):
 def test_hyperparameters_are_validated(name, value):
     with pytest.raises(ValueError, match=name):
         ItemKNN(**{name: value})
+
+
+def _top_k_by_sorting(matrix: sp.csr_matrix, k: int) -> np.ndarray:
+    """The reference: one lexicographic sort of all entries by (row, -value, column)."""
+    matrix = sp.csr_matrix(matrix)
+    matrix.sort_indices()
+    rows = np.repeat(np.arange(matrix.shape[0]), np.diff(matrix.indptr))
+    order = np.lexsort((matrix.indices, -matrix.data, rows))
+    position = np.empty(order.size, dtype=np.int64)
+    position[order] = np.arange(order.size) - matrix.indptr[rows[order]]
+    keep = position < k
+    return sp.csr_matrix((matrix.data[keep], (rows[keep], matrix.indices[keep])), shape=matrix.shape).toarray()
+
+
+@pytest.mark.parametrize("k", [1, 2, 5, 40])
+def test_top_k_per_row_equals_a_full_sort_with_many_ties(k):
+    rng = np.random.default_rng(k)
+    dense = rng.integers(0, 4, size=(60, 50)).astype(float) / 3  # few distinct values: ties everywhere
+    dense[rng.random(dense.shape) < 0.3] = 0.0
+    dense[7] = 0.0  # an empty row
+    matrix = sp.csr_matrix(dense)
+    np.testing.assert_array_equal(top_k_per_row(matrix, k).toarray(), _top_k_by_sorting(matrix, k))

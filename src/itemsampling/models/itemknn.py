@@ -71,15 +71,22 @@ def _check_option(name: str, value, allowed: tuple[str, ...]) -> str:
 def top_k_per_row(matrix: sp.csr_matrix, k: int) -> sp.csr_matrix:
     """Keep the ``k`` largest stored entries of every row (ties: smaller column index first).
 
-    Vectorised: one lexicographic sort of all stored entries by (row, -value, column).
+    Row by row: the k-th largest value (``np.partition``, linear time) splits the row into the
+    entries above it, all kept, and those equal to it, kept in column order until k are kept.
     """
     matrix = sp.csr_matrix(matrix)
     matrix.sort_indices()
+    keep = np.zeros(matrix.nnz, dtype=bool)
+    for start, stop in zip(matrix.indptr[:-1].tolist(), matrix.indptr[1:].tolist(), strict=True):
+        if stop - start <= k:
+            keep[start:stop] = True
+            continue
+        values = matrix.data[start:stop]
+        kth = np.partition(values, values.size - k)[values.size - k]
+        kept = values > kth
+        kept[np.flatnonzero(values == kth)[: k - int(kept.sum())]] = True
+        keep[start:stop] = kept
     rows = np.repeat(np.arange(matrix.shape[0]), np.diff(matrix.indptr))
-    order = np.lexsort((matrix.indices, -matrix.data, rows))
-    position = np.empty(order.size, dtype=np.int64)
-    position[order] = np.arange(order.size) - matrix.indptr[rows[order]]
-    keep = position < k
     return sp.csr_matrix(
         (matrix.data[keep], (rows[keep], matrix.indices[keep])), shape=matrix.shape
     )
