@@ -48,7 +48,7 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
-from bench_estimators import best_time, fmt, limit_threads, rank_distribution
+from bench_estimators import best_time, limit_threads, load_average, print_table, rank_distribution
 from scipy import stats
 
 import itemsampling as its
@@ -170,13 +170,6 @@ def bench_size(size: Size, seed: int, repeats: int, draws: int) -> list[dict]:
     return rows
 
 
-def print_table(rows: list[dict]) -> None:
-    print("| " + " | ".join(COLUMNS) + " |")
-    print("|" + "|".join("---" for _ in COLUMNS) + "|")
-    for r in rows:
-        print("| " + " | ".join(fmt(r[c]) for c in COLUMNS) + " |")
-
-
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="N = 1,000, M = 2,000, n_max = 800 (seconds)")
@@ -193,15 +186,15 @@ def main(argv=None) -> int:
     print(f"# itemsampling adaptive MLE benchmark ({'quick' if args.quick else 'full'}), seed {args.seed}")
     print(f"# python {platform.python_version()}, numpy {np.__version__}, {platform.machine()}, "
           f"{os.cpu_count()} logical CPUs; {threads}")
-    print(f"# load average at start (1, 5, 15 min): {', '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(f"# load average at start (1, 5, 15 min): {load_average()}")
     for s in sizes:
         print(f"# size {s.label}: N={s.n_items}, M={s.n_users}, n0={s.n0}, n_max={s.n_max}, binomial")
     rows = []
     for index, size in enumerate(sizes):
         rows += bench_size(size, args.seed + index, args.repeats, args.draws)
         print(f"# done: size {size.label}", file=sys.stderr, flush=True)
-    print(f"# load average at end (1, 5, 15 min): {', '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    print_table(rows)
+    print(f"# load average at end (1, 5, 15 min): {load_average()}")
+    print_table(rows, COLUMNS)
     low = min(r["speedup"] for r in rows if r["baseline"] == "authors' per-user loop")
     verdict = "quick sizes, no target" if args.quick else f"target {TARGET:.0f}x: {'met' if low >= TARGET else 'NOT met'}"
     print(f"# public adaptive MLE vs the authors' per-user loop: {low:.0f}x at least ({verdict})")

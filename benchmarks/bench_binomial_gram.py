@@ -39,7 +39,7 @@ import time
 from unittest import mock
 
 import numpy as np
-from bench_estimators import best_time, fmt, limit_threads
+from bench_estimators import best_time, limit_threads, load_average, print_table
 
 import itemsampling as its
 from itemsampling import distributions
@@ -120,18 +120,15 @@ def main(argv=None) -> int:
     print(f"# itemsampling binomial Gram benchmark ({'quick' if args.quick else 'full'}), seed {args.seed}")
     print(f"# python {sys.version.split()[0]}, numpy {np.__version__}, {platform.machine()}, "
           f"{os.cpu_count()} logical CPUs; {threads}")
-    print(f"# load average at start (1, 5, 15 min): {', '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(f"# load average at start (1, 5, 15 min): {load_average()}")
     problems = {"quick": (2_000, 200, 2_000, 3)} if args.quick else {s: (*SIZES[s], args.draws) for s in args.sizes}
     rows = []
     for size, (n_items, n, n_users, draws) in problems.items():
         start = time.perf_counter()
         rows += bench_size(size, n_items, n, n_users, draws, args.repeats, args.seed)
         print(f"# size {size}: N={n_items} n={n} M={n_users} ({time.perf_counter() - start:.0f} s)")
-    print(f"# load average at end (1, 5, 15 min): {', '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    print("| " + " | ".join(COLUMNS) + " |")
-    print("|" + "|".join("---" for _ in COLUMNS) + "|")
-    for r in rows:
-        print("| " + " | ".join(fmt(r[c]) for c in COLUMNS) + " |")
+    print(f"# load average at end (1, 5, 15 min): {load_average()}")
+    print_table(rows, COLUMNS)
     bad = [r for r in rows if r["check"] and not r["value"] <= 1e-6]
     return 1 if bad else 0
 

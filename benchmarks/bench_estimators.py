@@ -448,11 +448,17 @@ def fmt(value) -> str:
     return str(value)
 
 
-def print_table(rows: list[dict]) -> None:
-    print("| " + " | ".join(COLUMNS) + " |")
-    print("|" + "|".join("---" for _ in COLUMNS) + "|")
+def print_table(rows: list[dict], columns: tuple[str, ...] = COLUMNS) -> None:
+    """The rows as one Markdown table of ``columns`` (what the smoke tests parse)."""
+    print("| " + " | ".join(columns) + " |")
+    print("|" + "|".join("---" for _ in columns) + "|")
     for r in rows:
-        print("| " + " | ".join(fmt(r[c]) for c in COLUMNS) + " |")
+        print("| " + " | ".join(fmt(r[c]) for c in columns) + " |")
+
+
+def load_average() -> str:
+    """The 1-, 5- and 15-minute load averages, for the header of a benchmark's output."""
+    return ", ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
 def header(args, sizes) -> list[str]:
@@ -460,7 +466,7 @@ def header(args, sizes) -> list[str]:
         f"# itemsampling estimator benchmark ({'quick' if args.quick else 'full'}), seed {args.seed}",
         f"# python {platform.python_version()}, numpy {np.__version__}, {platform.machine()}, "
         f"{os.cpu_count()} logical CPUs",
-        f"# load average at start (1, 5, 15 min): {', '.join(f'{x:.2f}' for x in os.getloadavg())}",
+        f"# load average at start (1, 5, 15 min): {load_average()}",
         "# P(R) ∝ (R + 10)^-1.1; times: best of repeats (ours "
         f"{args.repeats}, baselines {args.baseline_repeats}), seconds; peak_MiB: tracemalloc peak "
         "(cvxpy: child RSS growth)",
@@ -542,7 +548,7 @@ def main(argv=None) -> int:
             r = rows[-1]
             print(f"# done: size {r['size']} {r['task']} {r['method']} ({fmt(r['time_s'])} s)",
                   file=sys.stderr, flush=True)
-    print(f"# load average at end (1, 5, 15 min): {', '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(f"# load average at end (1, 5, 15 min): {load_average()}")
     print_table(rows)
     if args.output:
         with open(args.output, "w", newline="") as fh:

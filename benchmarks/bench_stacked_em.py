@@ -33,7 +33,7 @@ import sys
 import time
 
 import numpy as np
-from bench_estimators import best_time, fmt, limit_threads, traced_peak_mib
+from bench_estimators import best_time, limit_threads, load_average, print_table, traced_peak_mib
 
 import itemsampling as its
 from itemsampling.em import EMProblem, em_mixture_weights, em_mixture_weights_stacked
@@ -108,7 +108,7 @@ def main(argv=None) -> int:
     print(f"# itemsampling stacked EM benchmark ({'quick' if args.quick else 'full'}), seed {args.seed}")
     print(f"# python {sys.version.split()[0]}, numpy {np.__version__}, {platform.machine()}, "
           f"{os.cpu_count()} logical CPUs; {threads}")
-    print(f"# load average at start (1, 5, 15 min): {', '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(f"# load average at start (1, 5, 15 min): {load_average()}")
     problems = {"quick": (1_000, 50, 2_000, 8)} if args.quick else {
         s: (*SIZES[s], 100) for s in args.sizes}
     rows = []
@@ -116,11 +116,8 @@ def main(argv=None) -> int:
         start = time.perf_counter()
         rows += bench_size(size, n_items, n, n_users, repeats, args.repeats, args.seed)
         print(f"# size {size}: N={n_items} n={n} M={n_users} B={repeats} ({time.perf_counter() - start:.0f} s)")
-    print(f"# load average at end (1, 5, 15 min): {', '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    print("| " + " | ".join(COLUMNS) + " |")
-    print("|" + "|".join("---" for _ in COLUMNS) + "|")
-    for r in rows:
-        print("| " + " | ".join(fmt(r[c]) for c in COLUMNS) + " |")
+    print(f"# load average at end (1, 5, 15 min): {load_average()}")
+    print_table(rows, COLUMNS)
     bad = [r for r in rows if r["check"] == "max_rel_diff_P(R)" and not r["value"] <= 1e-9]
     return 1 if bad else 0
 
