@@ -53,6 +53,8 @@ def test_gram_at_columns_is_the_submatrix_and_bad_columns_raise():
             gram.at(bad)
     with pytest.raises(ValueError, match="sample_size"):
         BinomialGram(500, 0)
+    with pytest.raises(ValueError, match=r"one entry per global rank, shape \(500,\)"):
+        gram.gram(np.ones(499))
 
 
 def test_stacked_rows_are_one_kernel():

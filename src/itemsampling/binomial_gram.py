@@ -157,7 +157,11 @@ class _GramAt:
         self.coupling = parent.coupling if self.whole else parent.coupling[np.ix_(index, index)]
 
     def gram(self, weights: np.ndarray) -> np.ndarray:
-        """``Kᵀ diag(w) K`` at the columns, symmetric: H ⊙ (K₂ᵀ w)(j + k - 1)."""
-        wide = self.doubled.rmatvec(np.asarray(weights, dtype=np.float64))
+        """``Kᵀ diag(w) K`` at the columns, symmetric: H ⊙ (K₂ᵀ w)(j + k - 1), for w of length N."""
+        w = np.asarray(weights, dtype=np.float64)
+        if w.shape != (self.doubled.shape[0],):
+            raise ValueError(f"weights must have one entry per global rank, shape ({self.doubled.shape[0]},), "
+                             f"got {w.shape}")
+        wide = self.doubled.rmatvec(w)
         hankel = sliding_window_view(wide, self.n)  # hankel[a, b] = wide[a + b]
         return self.coupling * (hankel if self.whole else hankel[np.ix_(self.index, self.index)])
