@@ -135,7 +135,9 @@ rule live_evaluation:
 # The sensitivity step of notebook 05: what the adaptive MLE's accuracy at small K depends on (EM
 # steps, n_0 and n_max, the AAAI'23 code's convention for n), on the pairs and few repeats of
 # adaptive_sampling.sensitivity (itemsampling.studies.adaptive_sensitivity), and the shape of every
-# pair's rank distribution. Its cost with the configured pairs and repeats: docs/study.md.
+# pair's rank distribution. Its cost with the configured pairs and repeats: docs/study.md. The
+# longest job of the study (about 5 minutes): its priority starts it early, so that it overlaps
+# with the chunks instead of running alone at the end.
 
 
 rule adaptive_sensitivity:
@@ -155,6 +157,7 @@ rule adaptive_sensitivity:
         tables=" ".join(SENSITIVITY_TABLES),
         out_dir=lambda wildcards, output: str(Path(output[0]).parent),
     threads: 1
+    priority: 10
     shell:
         BLAS_THREADS
         + "itemsampling study tables --study adaptive_sensitivity --config {params.config:q} --seed {params.seed} "
