@@ -41,14 +41,19 @@ all BLAS/OpenMP libraries limited to one thread. ``speedup`` is ``base_time_s / 
 from __future__ import annotations
 
 import argparse
-import os
-import platform
 import sys
 import time
 from dataclasses import dataclass
 
 import numpy as np
-from bench_estimators import best_time, limit_threads, load_average, print_table, rank_distribution
+from bench_estimators import (
+    best_time,
+    limit_threads,
+    load_average,
+    print_header,
+    print_table,
+    rank_distribution,
+)
 from scipy import stats
 
 import itemsampling as its
@@ -183,10 +188,7 @@ def main(argv=None) -> int:
     sizes = QUICK_SIZES if args.quick else [s for s in FULL_SIZES if s.label in labels]
     if not sizes:
         raise SystemExit(f"--sizes must name some of a, b, c; got {args.sizes!r}")
-    print(f"# itemsampling adaptive MLE benchmark ({'quick' if args.quick else 'full'}), seed {args.seed}")
-    print(f"# python {platform.python_version()}, numpy {np.__version__}, {platform.machine()}, "
-          f"{os.cpu_count()} logical CPUs; {threads}")
-    print(f"# load average at start (1, 5, 15 min): {load_average()}")
+    print_header("adaptive MLE", args.quick, args.seed, threads)
     for s in sizes:
         print(f"# size {s.label}: N={s.n_items}, M={s.n_users}, n0={s.n0}, n_max={s.n_max}, binomial")
     rows = []

@@ -32,14 +32,12 @@ Times are the best of ``--repeats`` calls, seconds, one BLAS thread; ``speedup``
 from __future__ import annotations
 
 import argparse
-import os
-import platform
 import sys
 import time
 from unittest import mock
 
 import numpy as np
-from bench_estimators import best_time, limit_threads, load_average, print_table
+from bench_estimators import best_time, limit_threads, load_average, print_header, print_table
 
 import itemsampling as its
 from itemsampling import distributions
@@ -117,10 +115,7 @@ def main(argv=None) -> int:
     parser.add_argument("--seed", type=int, default=20240611)
     args = parser.parse_args(argv)
     threads = limit_threads(1)
-    print(f"# itemsampling binomial Gram benchmark ({'quick' if args.quick else 'full'}), seed {args.seed}")
-    print(f"# python {sys.version.split()[0]}, numpy {np.__version__}, {platform.machine()}, "
-          f"{os.cpu_count()} logical CPUs; {threads}")
-    print(f"# load average at start (1, 5, 15 min): {load_average()}")
+    print_header("binomial Gram", args.quick, args.seed, threads)
     problems = {"quick": (2_000, 200, 2_000, 3)} if args.quick else {s: (*SIZES[s], args.draws) for s in args.sizes}
     rows = []
     for size, (n_items, n, n_users, draws) in problems.items():

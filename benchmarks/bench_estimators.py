@@ -456,6 +456,14 @@ def print_table(rows: list[dict], columns: tuple[str, ...] = COLUMNS) -> None:
         print("| " + " | ".join(fmt(r[c]) for c in columns) + " |")
 
 
+def print_header(title: str, quick: bool, seed: int, threads: str) -> None:
+    """The first lines of a benchmark's output: what ran, versions, CPUs, threads, load."""
+    print(f"# itemsampling {title} benchmark ({'quick' if quick else 'full'}), seed {seed}")
+    print(f"# python {platform.python_version()}, numpy {np.__version__}, {platform.machine()}, "
+          f"{os.cpu_count()} logical CPUs; {threads}")
+    print(f"# load average at start (1, 5, 15 min): {load_average()}")
+
+
 def load_average() -> str:
     """The 1-, 5- and 15-minute load averages, for the header of a benchmark's output."""
     return ", ".join(f"{x:.2f}" for x in os.getloadavg())

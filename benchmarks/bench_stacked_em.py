@@ -27,13 +27,18 @@ Times are the best of ``--repeats`` calls, seconds, one BLAS thread; ``speedup``
 from __future__ import annotations
 
 import argparse
-import os
-import platform
 import sys
 import time
 
 import numpy as np
-from bench_estimators import best_time, limit_threads, load_average, print_table, traced_peak_mib
+from bench_estimators import (
+    best_time,
+    limit_threads,
+    load_average,
+    print_header,
+    print_table,
+    traced_peak_mib,
+)
 
 import itemsampling as its
 from itemsampling.em import EMProblem, em_mixture_weights, em_mixture_weights_stacked
@@ -105,10 +110,7 @@ def main(argv=None) -> int:
     parser.add_argument("--seed", type=int, default=20240611)
     args = parser.parse_args(argv)
     threads = limit_threads(1)
-    print(f"# itemsampling stacked EM benchmark ({'quick' if args.quick else 'full'}), seed {args.seed}")
-    print(f"# python {sys.version.split()[0]}, numpy {np.__version__}, {platform.machine()}, "
-          f"{os.cpu_count()} logical CPUs; {threads}")
-    print(f"# load average at start (1, 5, 15 min): {load_average()}")
+    print_header("stacked EM", args.quick, args.seed, threads)
     problems = {"quick": (1_000, 50, 2_000, 8)} if args.quick else {
         s: (*SIZES[s], 100) for s in args.sizes}
     rows = []
