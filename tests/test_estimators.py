@@ -18,7 +18,7 @@ from itemsampling.estimators import (
     method_options,
     rank_distribution,
 )
-from itemsampling.kernels import rank_kernel
+from itemsampling.kernels import KernelCache, rank_kernel
 from itemsampling.metrics import metric_weights, rank_weight
 
 N_ITEMS, SAMPLE_SIZE, N_USERS = 500, 100, 50_000
@@ -363,7 +363,22 @@ def test_estimates_of_many_draws_equal_each_draw_alone_to_rounding():
     for draw, table in zip(draws, tables, strict=True):
         alone = estimate_many(draw, n_items, 60, estimators, targets=targets, n_groups=4, warn=False, interval=0.9)
         pd.testing.assert_frame_equal(table, alone, check_exact=False, rtol=1e-10, atol=1e-14)
-        fixed = ~table["estimator"].isin(["mle", "wmle", "mn_mle"])  # no EM fit behind these: the same bits
+        fixed = ~table["estimator"].isin(["mle", "wmle", "mn_mle", "mes"])  # no fit behind these: the same bits
         pd.testing.assert_frame_equal(table[fixed], alone[fixed], check_exact=True)
     with pytest.raises(ValueError, match="same positive number of draws"):
         estimate_draws(draws, n_items, [60], estimators, targets=targets)
+
+
+def test_mes_fits_of_many_draws_with_one_binomial_kernel_equal_each_draw_alone():
+    """One N and a cache: the stacked MES takes its Hessians from the kernel of set size 2n - 1."""
+    rng = np.random.default_rng(12)
+    n_items, n = 2_500, 400
+    global_ranks = np.minimum(np.ceil(rng.pareto(0.7, size=3_000) * 2), n_items).astype(np.int64)
+    draws = [its.sample_ranks(global_ranks, n_items, n, rng=seed) for seed in range(4)]
+    estimators = [Estimator("mes"), Estimator("bv_mes"), Estimator("mn_mes"),
+                  Estimator("mes", {"eta": 0.01, "eta_scale": "code"}, name="mes_code")]
+    targets = [("recall", 1), ("ndcg", 10), ("recall", 50)]
+    tables = estimate_draws(draws, n_items, n, estimators, targets=targets, cache=KernelCache(), warn=False)
+    for draw, table in zip(draws, tables, strict=True):
+        alone = estimate_many(draw, n_items, n, estimators, targets=targets, cache=KernelCache(), warn=False)
+        pd.testing.assert_frame_equal(table, alone, check_exact=False, rtol=1e-9, atol=1e-14)

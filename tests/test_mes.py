@@ -5,9 +5,10 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from itemsampling.binomial_gram import BinomialGram
 from itemsampling.distributions import mes, mes_objective
 from itemsampling.kernels import kernel_columns
-from itemsampling.mes import _ScaledDual, solve_mes
+from itemsampling.mes import _ScaledDual, solve_mes, solve_mes_stacked
 
 
 def _instance(seed, N, n, M, scheme="binomial"):
@@ -186,3 +187,80 @@ def test_mes_objective_rejects_non_distributions():
         mes_objective(np.full(50, 0.1), [1, 2], 50, 10)
     with pytest.raises(ValueError, match="shape"):
         mes_objective(np.full(49, 1 / 49), [1, 2], 50, 10)
+
+
+def _draws_on_one_kernel(seed, N, n, M, draws, scheme="binomial"):
+    """Several draws of sampled ranks of the same global ranks: the kernel at every rank that any
+    draw observed (``(N, d)``, 1-based ranks ``union``) and the ``(d, B)`` P̃ of the draws."""
+    rng = np.random.default_rng(seed)
+    R = np.arange(1, N + 1)
+    P = (R + 3.0) ** -1.2
+    global_ranks = rng.choice(R, size=M, p=P / P.sum())
+    sampled = [1 + rng.binomial(n - 1, (global_ranks - 1) / (N - 1)) if scheme == "binomial"
+               else 1 + rng.hypergeometric(global_ranks - 1, N - global_ranks, n - 1) for _ in range(draws)]
+    union = np.unique(np.concatenate(sampled))
+    p = np.stack([np.bincount(np.searchsorted(union, r), minlength=union.size) / M for r in sampled], axis=1)
+    if scheme == "binomial":
+        K = stats.binom.pmf(union[None, :] - 1, n - 1, (R[:, None] - 1) / (N - 1))
+    else:
+        K = stats.hypergeom.pmf(union[None, :] - 1, N - 1, R[:, None] - 1, n - 1)
+    return K, union, p
+
+
+@pytest.mark.parametrize(("N", "n", "M", "eta", "scheme", "binomial_gram"), [
+    (300, 40, 150, 1e-3, "binomial", False),
+    (300, 40, 150, 1e-3, "binomial", True),
+    (2_000, 600, 3_000, 1e-3, "binomial", True),  # 1.2 M entries: a banded kernel of several panels
+    (400, 60, 200, 1e-4, "hypergeometric", False),
+])
+def test_stacked_mes_equals_each_problem_solved_alone(N, n, M, eta, scheme, binomial_gram):
+    K, union, p = _draws_on_one_kernel(5, N, n, M, draws=6, scheme=scheme)
+    assert len({tuple(np.flatnonzero(col)) for col in p.T}) > 1  # the draws observe different ranks
+    gram = None
+    if binomial_gram:
+        parent = BinomialGram(N, n)
+
+        def gram(pis, which):
+            wide = parent.doubled_products(pis)
+            return [parent.at(union[p[:, b] > 0]).from_doubled(wide[:, i]) for i, b in enumerate(which)]
+
+    stacked = solve_mes_stacked(K, p, eta, gram=gram)
+    assert len(stacked) == p.shape[1]
+    for b, result in enumerate(stacked):
+        seen = p[:, b] > 0
+        alone = solve_mes(K[:, seen], p[seen, b], eta)
+        assert result.converged and alone.converged
+        np.testing.assert_allclose(result.weights, alone.weights, rtol=1e-8, atol=1e-15)
+        assert result.objective == pytest.approx(alone.objective, rel=1e-10, abs=1e-16)
+        assert abs(result.n_iter - alone.n_iter) <= 1
+        assert result.duality_gap <= 1e-10 * abs(result.objective)
+
+
+def test_stacked_mes_of_one_problem_takes_the_same_newton_steps():
+    _, K, p = _instance(2, 150, 20, 3_000)
+    alone = solve_mes(K, p, 1e-3)
+    (stacked,) = solve_mes_stacked(K, p[:, None], 1e-3)
+    assert stacked.n_iter == alone.n_iter
+    np.testing.assert_allclose(stacked.weights, alone.weights, rtol=1e-10, atol=1e-16)
+
+
+def test_stacked_mes_warns_for_each_problem_out_of_steps():
+    K, _, p = _draws_on_one_kernel(11, 60, 10, 500, draws=2)
+    with pytest.warns(RuntimeWarning) as record:
+        results = solve_mes_stacked(K, p, 1e-4, max_iter=1)
+    assert [str(w.message).split("(")[-1].split(")")[0] for w in record] == ["problem 0", "problem 1"]
+    assert not any(r.converged for r in results) and all(r.n_iter == 1 for r in results)
+
+
+@pytest.mark.parametrize(("p", "match"), [
+    (np.full(7, 1 / 7), r"\(d, B\) matrix"),
+    (np.full((6, 2), 1 / 6), r"\(d, B\) matrix"),
+    (np.zeros((7, 0)), r"\(d, B\) matrix"),
+    (np.c_[np.full(7, 1 / 7), np.zeros(7)], "positive entry"),
+    (np.c_[np.full(7, 1 / 7), np.r_[-0.1, np.full(6, 1.1 / 6)]], ">= 0"),
+    (np.c_[np.full(7, 1 / 7), np.r_[np.nan, np.full(6, 1 / 6)]], "finite"),
+])
+def test_stacked_mes_rejects_bad_probabilities(p, match):
+    K = stats.binom.pmf(np.arange(7)[None, :], 6, np.linspace(0, 1, 40)[:, None])
+    with pytest.raises(ValueError, match=match):
+        solve_mes_stacked(K, p, 1e-3)

@@ -137,6 +137,14 @@ class BinomialGram:
         """``Kᵀ diag(w) K`` at every column, ``(n, n)``, symmetric."""
         return _GramAt(self, np.arange(self.sample_size)).gram(weights)
 
+    def doubled_products(self, weights: np.ndarray) -> np.ndarray:
+        """``K₂ᵀ W`` for an ``(N, B)`` matrix of weights: the ``(2n - 1, B)`` input of
+        :meth:`_GramAt.from_doubled` for B Gram matrices, by one matrix–matrix product."""
+        w = np.asarray(weights, dtype=np.float64)
+        if w.ndim != 2 or w.shape[0] != self.n_items:
+            raise ValueError(f"weights must be an (N, B) matrix with N = {self.n_items} rows, got shape {w.shape}")
+        return self.doubled.rmatmat(w)
+
     def at(self, sampled_ranks) -> _GramAt:
         """The Gram matrix at the columns of the sorted distinct 1-based ``sampled_ranks``."""
         ranks = np.asarray(sampled_ranks, dtype=np.int64)
@@ -162,6 +170,13 @@ class _GramAt:
         if w.shape != (self.doubled.shape[0],):
             raise ValueError(f"weights must have one entry per global rank, shape ({self.doubled.shape[0]},), "
                              f"got {w.shape}")
-        wide = self.doubled.rmatvec(w)
+        return self.from_doubled(self.doubled.rmatvec(w))
+
+    def from_doubled(self, wide: np.ndarray) -> np.ndarray:
+        """The Gram matrix at the columns from ``wide`` = K₂ᵀw (length 2n - 1): H ⊙ wide(j + k - 1).
+
+        For many w at once, ``wide`` is a column of ``K₂ᵀ W``, one matrix–matrix product
+        (:meth:`BinomialGram.doubled_products`).
+        """
         hankel = sliding_window_view(wide, self.n)  # hankel[a, b] = wide[a + b]
         return self.coupling * (hankel if self.whole else hankel[np.ix_(self.index, self.index)])

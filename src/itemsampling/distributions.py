@@ -53,7 +53,7 @@ from .em import (
 )
 from .kernels import SCHEMES, KernelCache, kernel_columns
 from .mes import DEFAULT_TOL as MES_DEFAULT_TOL
-from .mes import mes_objective_value, solve_mes
+from .mes import mes_objective_value, solve_mes, solve_mes_stacked
 from .metrics import rank_weight
 
 __all__ = [
@@ -637,6 +637,41 @@ def _mes_of(checked: CheckedRanks, scheme: str, *, cache=None, eta: float = DEFA
     kernel, p_tilde = _pooled_observations_of(checked, scheme, cache, banded=True)
     eta = _effective_eta(eta, eta_scale, int(checked.sizes[0]))
     return solve_mes(kernel, p_tilde, eta, tol=tol, max_iter=max_iter, gram=_pooled_gram(checked, scheme, cache)).weights
+
+
+def _mes_of_draws(checked: Sequence[CheckedRanks], scheme: str, *, cache=None, eta: float = DEFAULT_ETA,
+                  eta_scale: str = "paper", tol: float = MES_DEFAULT_TOL, max_iter: int = 500) -> list[np.ndarray]:
+    """:func:`mes` of many draws of sampled ranks of the same users with one n, solved together
+    (:func:`~itemsampling.mes.solve_mes_stacked`) on the pooled kernel at every rank observed in
+    any draw; each estimate equals :func:`mes` of its draw up to rounding."""
+    _check_positive("tol", tol)
+    check_positive_integer("max_iter", max_iter)
+    eta_scale = check_choice("eta_scale", eta_scale, ETA_SCALES)
+    _check_positive("eta", eta)
+    sizes = {int(c.sizes[0]) for c in checked}
+    if len(sizes) != 1 or any(np.ndim(c.sizes) and np.any(c.sizes != c.sizes[0]) for c in checked):
+        raise ValueError(f"the draws of a stacked MES need one sample size, got {sorted(sizes)}")
+    n, groups = sizes.pop(), checked[0].groups
+    union = np.unique(np.concatenate([c.ranks for c in checked]))
+    p_tilde = np.zeros((union.size, len(checked)))
+    for b, c in enumerate(checked):
+        distinct, counts = np.unique(c.ranks, return_counts=True)
+        p_tilde[np.searchsorted(union, distinct), b] = counts / c.ranks.size
+    if groups.kernel_items.size == 1:
+        kernel = _banded_columns(cache, groups.max_items, n, union, scheme)
+    else:
+        kernel = BandedKernel(_pooled_columns(cache, groups, n, union, scheme))
+    gram = None
+    if cache is not None and scheme == "binomial" and groups.kernel_items.size == 1:
+        binomial = _binomial_gram(cache, groups.max_items, n)
+        ranks_of = [union[p_tilde[:, b] > 0] for b in range(len(checked))]
+
+        def gram(pis, which):
+            wide = binomial.doubled_products(pis)
+            return [binomial.at(ranks_of[b]).from_doubled(wide[:, i]) for i, b in enumerate(which)]
+
+    eta = _effective_eta(eta, eta_scale, n)
+    return [r.weights for r in solve_mes_stacked(kernel, p_tilde, eta, tol=tol, max_iter=max_iter, gram=gram)]
 
 
 # ----------------------------------------------------------------------------- objectives

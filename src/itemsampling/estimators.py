@@ -419,10 +419,12 @@ def estimate_draws(
 
     The MLE-family fits (``mle``, ``wmle``, ``adaptive_mle`` and the priors of ``bv_mle`` and
     ``mn_mle``) of every draw advance as the columns of one matrix
-    (:func:`~itemsampling.distributions.em_estimates_of_draws`); everything else is computed
-    draw by draw, as :func:`estimate_many` does. Each table equals :func:`estimate_many` on its
-    draw up to the rounding of the EM fits (the same terms summed in another order), and the
-    same draws give the same tables to the bit.
+    (:func:`~itemsampling.distributions.em_estimates_of_draws`), and the MES fits (``mes`` and
+    the priors of ``bv_mes``, ``mn_mes``) take their Newton steps in lockstep
+    (:func:`~itemsampling.mes.solve_mes_stacked`); everything else is computed draw by draw, as
+    :func:`estimate_many` does. Each table equals :func:`estimate_many` on its draw up to the
+    rounding of these fits (the same terms summed in another order), and the same draws give
+    the same tables to the bit.
 
     Parameters
     ----------
@@ -461,6 +463,11 @@ def estimate_draws(
             batches[0].scheme, cache)
         for batch, draw_fits in zip(batches, fits, strict=True):
             batch.add_fits(dict(zip(wanted, draw_fits, strict=True)))
+    for key, est in batches[0].mes_fits_needed(estimators).items():
+        fits = distributions._mes_of_draws([batch.checked for batch in batches], batches[0].scheme, cache=cache,
+                                           **est.options)
+        for batch, fit in zip(batches, fits, strict=True):
+            batch.add_fits({key: fit})
     tables = []
     for spec in specs:  # each batch is dropped once its table is made: its fits and operators go with it
         tables.append(_estimate_table(batches.pop(0), estimators, labels, pairs, spec, False, warn))
@@ -590,9 +597,17 @@ class _Batch:
 
     def em_fits_needed(self, estimators: Sequence[Estimator]) -> dict[tuple, Estimator]:
         """The MLE-family fits of P̂(R) that ``estimators`` need and this batch lacks, by key."""
+        return self._fits_needed(estimators, distributions.EM_METHODS)
+
+    def mes_fits_needed(self, estimators: Sequence[Estimator]) -> dict[tuple, Estimator]:
+        """The MES fits of P̂(R) (``mes`` and the priors of ``bv_mes``, ``mn_mes``) that
+        ``estimators`` need and this batch lacks, by key."""
+        return self._fits_needed(estimators, ("mes",))
+
+    def _fits_needed(self, estimators: Sequence[Estimator], methods) -> dict[tuple, Estimator]:
         wanted = {}
         for est in map(_prior_estimator, estimators):
-            if est is not None and est.method in distributions.EM_METHODS and (
+            if est is not None and est.method in methods and (
                     np.ndim(self.sizes) == 0 or est.method == "adaptive_mle"):
                 wanted.setdefault((est.method, _freeze(est.options)), est)
         return {key: est for key, est in wanted.items() if key not in self._fits}

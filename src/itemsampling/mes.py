@@ -24,7 +24,9 @@ quadratically near the optimum. Products with K use its band (:class:`~itemsampl
 entries above 1e-20 of their row maximum), and the Hessian's Kᵀ diag(π) K is accumulated panel
 by panel with symmetric rank-k updates, or, for a binomial kernel, taken from one product with
 the kernel of set size 2n - 1 (:mod:`itemsampling.binomial_gram`), so a step costs far less than
-the dense N x d² product.
+the dense N x d² product. :func:`solve_mes_stacked` solves the problems of many draws of sampled
+ranks on one kernel together: their Newton steps run in lockstep, so the products with K (and
+with the kernel of the Gram matrix) are matrix–matrix products over all the draws.
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ from scipy.special import logsumexp
 
 from .banded_kernel import BandedKernel
 
-__all__ = ["DEFAULT_TOL", "MESResult", "mes_objective_value", "solve_mes"]
+__all__ = ["DEFAULT_TOL", "MESResult", "mes_objective_value", "solve_mes", "solve_mes_stacked"]
 
 #: default stopping threshold on the relative duality gap
 DEFAULT_TOL = 1e-10
@@ -200,3 +202,172 @@ def solve_mes(
             stacklevel=2,
         )
     return MESResult(weights=pi, objective=f, duality_gap=float(gap), n_iter=n_iter, converged=converged)
+
+
+@dataclass
+class _Draw:
+    """The Newton state of one problem of :func:`solve_mes_stacked`, in its own coordinates."""
+
+    index: int
+    observed: np.ndarray  # positions of its d_b observed ranks among the kernel's columns
+    p: np.ndarray
+    scale: np.ndarray
+    linear: np.ndarray
+    nu: np.ndarray
+    phi: float = 0.0
+    pi: np.ndarray | None = None
+    log_pi: np.ndarray | None = None
+    f: float = 0.0
+    q: np.ndarray | None = None
+    n_iter: int = 0
+    converged: bool = False
+    done: bool = False
+    gap: float = 0.0
+
+
+def solve_mes_stacked(
+    kernel: np.ndarray | BandedKernel,
+    p_tilde,
+    eta: float,
+    *,
+    tol: float = DEFAULT_TOL,
+    max_iter: int = 500,
+    gram=None,
+) -> list[MESResult]:
+    """:func:`solve_mes` of B problems on the columns of one kernel, their Newton steps in lockstep.
+
+    Problem b is the MES problem (AAAI'21 eq. 26–27) of the ranks it observed, the columns j
+    with ``p_tilde[j, b] > 0``: exactly what :func:`solve_mes` solves with the kernel at those
+    columns. Each takes the damped Newton steps of :func:`solve_mes` and stops by its rules;
+    what the problems share is every product with the kernel: ``K Λ`` for the Gibbs points
+    π_b ∝ exp(−K λ_b / η) of all the problems still going (their λ_b zero at the columns they
+    did not observe) and ``Kᵀ Π`` are matrix–matrix products (and so is ``K₂ᵀ Π`` of the Gram
+    matrices of the Newton Hessians with ``gram``). The results equal those of :func:`solve_mes`
+    up to rounding: the products sum the same terms in another order.
+
+    Parameters
+    ----------
+    kernel : numpy.ndarray or BandedKernel
+        ``(N, d)`` columns P(r_j | R) of every sampled rank observed in any problem.
+    p_tilde : array_like
+        ``(d, B)``: column b holds P̃ of problem b (summing to 1), 0 at the ranks it did not observe.
+    eta, tol, max_iter
+        As in :func:`solve_mes`, for every problem.
+    gram : callable, optional
+        ``(Π, problems) ↦ list of Kᵀ diag(π_b) K`` at the observed columns of each problem (at
+        least the upper triangles), for the ``(N, m)`` current points Π of the problems
+        ``problems`` (their indices b); by default each is accumulated from the kernel's band.
+
+    Returns
+    -------
+    list of MESResult
+        One per column of ``p_tilde``, in order.
+    """
+    K = kernel if isinstance(kernel, BandedKernel) else BandedKernel(np.asarray(kernel, dtype=np.float64))
+    p_all = np.asarray(p_tilde, dtype=np.float64)
+    if p_all.ndim != 2 or p_all.shape[0] != K.shape[1] or p_all.shape[1] == 0:
+        raise ValueError(f"p_tilde must be a (d, B) matrix with d = {K.shape[1]} kernel columns and B >= 1, "
+                         f"got shape {p_all.shape}")
+    if not np.all(np.isfinite(p_all)) or np.any(p_all < 0) or np.any(p_all.max(axis=0) <= 0):
+        raise ValueError("every column of p_tilde must be a distribution: finite, >= 0, with a positive entry")
+    eta = float(eta)
+    draws = []
+    for b in range(p_all.shape[1]):
+        observed = np.flatnonzero(p_all[:, b] > 0)
+        p = p_all[observed, b]
+        scale = 2.0 * np.sqrt(p)
+        draws.append(_Draw(b, observed, p, scale, scale * p, np.zeros(p.size)))
+    if gram is None:
+        gram = _band_grams(K, draws)
+    for draw, (phi, pi, log_pi) in zip(draws, _evaluate(K, draws, [d.nu for d in draws], eta), strict=True):
+        draw.phi, draw.pi, draw.log_pi = phi, pi, log_pi
+    _primal(K, draws, eta)
+    active = draws
+    while active:
+        newton = []
+        for draw in active:
+            draw.gap = draw.f + draw.phi
+            if draw.gap <= tol * max(abs(draw.f), 1e-300):
+                draw.converged = draw.done = True
+            elif draw.n_iter == max_iter:
+                draw.done = True
+            else:
+                newton.append(draw)
+        searching = []
+        if newton:
+            grams = gram(np.column_stack([d.pi for d in newton]), [d.index for d in newton])
+            for draw, weighted in zip(newton, grams, strict=True):
+                hess = (weighted - np.outer(draw.q, draw.q)) * np.outer(draw.scale, draw.scale) * (1.0 / eta)
+                hess[np.diag_indices_from(hess)] += 2.0
+                grad = -draw.scale * draw.q + draw.linear + 2.0 * draw.nu
+                step = -cho_solve(cho_factor(hess, lower=False), grad)
+                slope = float(grad @ step)
+                if slope >= 0:  # rounding floor, as in solve_mes
+                    draw.converged = draw.gap <= 1e3 * tol * max(abs(draw.f), 1e-300)
+                    draw.done = True
+                else:
+                    searching.append((draw, step, slope))
+        _line_search(K, searching, eta)
+        if searching:
+            _primal(K, [draw for draw, _, _ in searching], eta)
+            for draw, _, _ in searching:
+                draw.n_iter += 1
+        active = [draw for draw in active if not draw.done]
+    for draw in draws:
+        if not draw.converged:
+            warnings.warn(
+                f"MES Newton solver stopped after {draw.n_iter} steps with relative duality gap "
+                f"{draw.gap / max(abs(draw.f), 1e-300):.2e} > tol={tol:g} (problem {draw.index}); "
+                "increase max_iter or tol",
+                RuntimeWarning,
+                stacklevel=2,
+            )
+    return [MESResult(weights=d.pi, objective=d.f, duality_gap=float(d.gap), n_iter=d.n_iter,
+                      converged=d.converged) for d in draws]
+
+
+def _evaluate(K: BandedKernel, draws, nus, eta: float):
+    """(φ, π, log π) of :meth:`_ScaledDual.evaluate` at ``nus`` of ``draws``, one product ``K Λ``."""
+    lam = np.zeros((K.shape[1], len(draws)))
+    for i, (draw, nu) in enumerate(zip(draws, nus, strict=True)):
+        lam[draw.observed, i] = draw.scale * nu
+    z_all = np.ascontiguousarray((K.matmat(lam) * (-1.0 / eta)).T)  # row i: z of draw i
+    out = []
+    for draw, nu, z in zip(draws, nus, z_all, strict=True):
+        lse = logsumexp(z)
+        log_pi = z - lse
+        out.append((eta * lse + draw.linear @ nu + nu @ nu, np.exp(log_pi), log_pi))
+    return out
+
+
+def _primal(K: BandedKernel, draws, eta: float) -> None:
+    """f(π) and q = Kᵀπ of :meth:`_ScaledDual.primal` for ``draws``, one product ``Kᵀ Π``."""
+    q_all = K.rmatmat(np.column_stack([d.pi for d in draws]))
+    for i, draw in enumerate(draws):
+        draw.q = q_all[draw.observed, i]
+        draw.f = float(draw.p @ (draw.q - draw.p) ** 2) + eta * float(draw.pi @ draw.log_pi)
+
+
+def _line_search(K: BandedKernel, searching, eta: float) -> None:
+    """Armijo backtracking of :func:`solve_mes` for every (draw, step, slope), trials in lockstep."""
+    pending = [(draw, step, slope, 1.0) for draw, step, slope in searching]
+    while pending:
+        trials = [draw.nu + t * step for draw, step, _, t in pending]
+        points = _evaluate(K, [draw for draw, *_ in pending], trials, eta)
+        later = []
+        for (draw, step, slope, t), trial, (phi_t, pi_t, log_pi_t) in zip(pending, trials, points, strict=True):
+            if phi_t <= draw.phi + 0.25 * t * slope or t < 1e-12:
+                draw.nu, draw.phi, draw.pi, draw.log_pi = trial, phi_t, pi_t, log_pi_t
+            else:
+                later.append((draw, step, slope, t * 0.5))
+        pending = later
+
+
+def _band_grams(K: BandedKernel, draws):
+    """The default ``gram`` of :func:`solve_mes_stacked`: each problem's Gram matrix from the band."""
+
+    def grams(pis: np.ndarray, which) -> list[np.ndarray]:
+        return [K.gram_upper(pis[:, i], skip_below=_HESSIAN_ROW_CUTOFF)[np.ix_(draws[b].observed, draws[b].observed)]
+                for i, b in enumerate(which)]
+
+    return grams

@@ -104,9 +104,11 @@ for _notebook, _spec in NOTEBOOKS.items():
 # committed train.json (a refit with its hyper-parameters and seed, with the BLAS threads that
 # fitted it) and evaluated both by adaptive sampling against its own scores and by full ranking.
 # Its ranks must be the committed ones within rounding (itemsampling.studies.refits).
-# live_times.csv holds wall times (one BLAS thread). The dataset is checked as it is loaded (not
-# through rule verify_data: as an input of this rule, the check would make Snakemake retrain every
-# model whose ranks are committed).
+# live_times.csv holds wall times (one BLAS thread). The job holds one core: the refits (about 5
+# of its 35 s) raise BLAS to fit_threads threads inside the job (threadpoolctl), and everything
+# else runs on one thread, so declaring fit_threads would leave a core idle for half a minute.
+# The dataset is checked as it is loaded (not through rule verify_data: as an input of this rule,
+# the check would make Snakemake retrain every model whose ranks are committed).
 
 
 rule live_evaluation:
@@ -125,7 +127,7 @@ rule live_evaluation:
         seed=config["seed"],
         tables=" ".join(LIVE_TABLES),
         out_dir=lambda wildcards, output: str(Path(output[0]).parent),
-    threads: LIVE["fit_threads"]
+    threads: 1
     shell:
         BLAS_THREADS
         + "itemsampling study tables --study live_evaluation --config {params.config:q} --seed {params.seed} "

@@ -38,7 +38,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from scipy import stats
+from scipy.special import ndtri
 
 from ..estimators import Estimator
 from ..hit_ratio import (
@@ -356,7 +356,7 @@ def concentration_table(config: Mapping, R: np.ndarray, N: np.ndarray, draws: np
     expected, std = mean[ks - 1], np.sqrt(var[ks - 1])
     deviation = np.abs(draws - expected)
     radius = float(hoeffding_radius(users, delta))
-    normal = stats.norm.ppf(1 - delta / 2) * std
+    normal = ndtri(1 - delta / 2) * std  # the normal quantile z_{1-δ/2}
     return pd.DataFrame({
         "users": users, "k": ks, "expected": expected, "std": std, "mc_mean": draws.mean(axis=0),
         "mc_std": draws.std(axis=0, ddof=1), "max_abs_deviation": deviation.max(axis=0),

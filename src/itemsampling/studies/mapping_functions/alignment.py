@@ -8,7 +8,6 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
-from scipy.stats import kendalltau
 
 from ...mappings import MAPPING_ERRORS, mapped_hit_ratio, mapping, mapping_errors, scaled_hit_ratio
 from .data import StudyData
@@ -128,6 +127,10 @@ def winner_orders(hits: pd.DataFrame) -> pd.DataFrame:
         Columns ``dataset, protocol, scheme, sample_size, k, mapping, sampled, winner_sampled,
         winner_hr, same_winner, hr_shortfall, kendall_tau, same_order, order_sampled, order_hr``.
     """
+    # imported here: scipy.stats takes about 0.4 s to import, and the 49 chunk jobs of notebook 03
+    # that load this package never compute τ
+    from scipy.stats import kendalltau
+
     keys = ["dataset", "protocol", "scheme", "sample_size", "k", "mapping"]
     rows = []
     for key, part in hits.groupby(keys, sort=False):
