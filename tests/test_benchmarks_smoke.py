@@ -191,3 +191,18 @@ def test_binomial_gram_benchmark_quick_run_agrees_with_the_panel_gram():
     assert float(rows["Gram"]["value"]) <= 1e-9  # the same Gram matrix to the kernels' rounding
     assert float(rows["estimate_draws"]["value"]) <= 1e-6  # the same estimates
     assert all(float(r["time_s"]) > 0 and float(r["speedup"]) > 0 for r in rows.values())
+
+
+STACKED_MES = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_stacked_mes.py"
+
+
+@pytest.mark.slow
+def test_stacked_mes_benchmark_quick_run_agrees_with_a_solve_per_draw():
+    done = subprocess.run([sys.executable, str(STACKED_MES), "--quick", "--repeats", "1"], capture_output=True,
+                          text=True, timeout=600, check=False)
+    assert done.returncode == 0, done.stderr + done.stdout
+    rows = {r["task"]: r for r in parse_table(done.stdout)}
+    assert set(rows) == {"mes", "mes + bv_mes + mn_mes"}
+    for r in rows.values():
+        assert float(r["value"]) <= 1e-8  # the same estimates to rounding
+        assert float(r["time_s"]) > 0 and float(r["speedup"]) > 0

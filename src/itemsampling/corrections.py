@@ -32,7 +32,6 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy.linalg import LinAlgError, cho_factor, cho_solve
-from scipy.optimize import nnls
 
 from . import kernels
 from ._validation import check_distribution, check_n_items, check_ranks, check_sample_size
@@ -171,6 +170,9 @@ def cls(weights, n_items: int, sample_size: int, *, prior=None, scheme: str = "b
     steps, level = design[:, :-1], design[:, -1]
     projection = np.eye(sample_size) - np.outer(level, level) / (level @ level)
     projected_steps = projection @ steps
+    # imported here: scipy.optimize adds 0.1 s to the start of every process that imports the package
+    from scipy.optimize import nnls
+
     out = np.empty((sample_size, w.shape[1]))
     for j in range(w.shape[1]):
         d, _ = nnls(projected_steps, projection @ targets[:, j], maxiter=50 * sample_size)

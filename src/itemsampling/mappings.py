@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.optimize import brentq
 from scipy.special import gammaln
 
 from ._validation import check_choice, check_n_items, check_ranks, check_sample_size
@@ -208,6 +207,9 @@ def fit_beta(sampled_ranks: ArrayLike, n_items: int | ArrayLike, sample_size: in
         hi += 5.0
         if hi > 60:
             raise ValueError("could not bracket the Beta parameter: a > 1e26")
+    # imported here: scipy.optimize adds 0.1 s to the start of every process that imports the package
+    from scipy.optimize import brentq
+
     return float(np.exp(brentq(excess, lo, hi, xtol=xtol, rtol=4 * np.finfo(float).eps)))
 
 
@@ -427,6 +429,9 @@ def fit_beta_global(global_ranks, n_items, xtol: float = 1e-12) -> float:
         hi += 5.0
         if hi > 60:
             raise ValueError("could not bracket the Beta parameter: a > 1e26")
+    # imported here: scipy.optimize adds 0.1 s to the start of every process that imports the package
+    from scipy.optimize import brentq
+
     return float(np.exp(brentq(score, lo, hi, xtol=xtol, rtol=4 * np.finfo(float).eps)))
 
 
