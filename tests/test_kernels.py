@@ -42,3 +42,23 @@ def test_log_kernel_block_takes_one_number_of_items_per_row(scheme):
     rows = log_kernel_block(R, r, N, 10, scheme)
     for i in range(R.size):
         np.testing.assert_array_equal(rows[i], log_kernel_block(R[i : i + 1], r, int(N[i]), 10, scheme)[0])
+
+
+@pytest.mark.parametrize(("n_items", "sample_size"), [(2, 1), (2, 2), (10, 3), (50, 120), (3_706, 100), (20_000, 800)])
+def test_binomial_log_kernel_is_the_xlogy_formula_to_the_bit(n_items, sample_size):
+    """The logarithms are taken once per row; the entries are those of log C(n-1, k) + xlogy(k, θ)
+    + xlog1py(n-1-k, -θ) bit for bit, with the rows θ = 0 and θ = 1, and columns beyond 1..n."""
+    from scipy.special import gammaln, xlog1py, xlogy
+
+    R = np.arange(1, n_items + 1, dtype=np.float64)[:, None]
+    cols = np.arange(0, sample_size + 2)
+    k = cols[None, :] - 1.0
+    theta = (R - 1.0) / (n_items - 1.0)
+    inside = (k >= 0) & (k <= sample_size - 1)
+    choose = np.where(inside, gammaln(sample_size) - gammaln(np.where(inside, k, 0) + 1.0)
+                      - gammaln(np.where(inside, sample_size - 1.0 - k, 0) + 1.0), -np.inf)
+    with np.errstate(invalid="ignore"):
+        expected = np.where(inside, choose + xlogy(k, theta) + xlog1py(sample_size - 1.0 - k, -theta), -np.inf)
+    got = log_kernel_block(R.ravel(), cols, n_items, sample_size, "binomial")
+    np.testing.assert_array_equal(got, expected)
+    assert np.array_equal(np.signbit(got), np.signbit(expected))

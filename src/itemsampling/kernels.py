@@ -75,8 +75,18 @@ def log_kernel_block(global_ranks, sampled_ranks, n_items: int, sample_size: int
     k = r - 1.0
     if scheme == "binomial":
         theta = (R - 1.0) / np.maximum(N - 1.0, 1.0)  # N = 1 leaves R = 1: theta = 0
-        out = _log_choose(n - 1.0, k) + xlogy(k, theta) + xlog1py(n - 1.0 - k, -theta)
-        return np.where((k >= 0) & (k <= n - 1.0), out, -np.inf)
+        m = n - 1.0 - k
+        # xlogy(k, θ) + xlog1py(m, -θ) with the logarithms taken once per row (xlogy(1, θ) is log θ
+        # to the bit) and multiplied per entry, as xlogy and xlog1py multiply; only where θ is 0 or
+        # 1 do their conventions (0 · log 0 = 0) matter, and those rows are computed by them
+        edge = np.flatnonzero((theta == 0) | (theta == 1))
+        with np.errstate(invalid="ignore"):  # 0 · log 0, and -inf + inf beyond 1..n: both replaced
+            out = _log_choose(n - 1.0, k) + k * xlogy(1.0, theta) + m * xlog1py(1.0, -theta)
+            if edge.size:
+                out[edge] = _log_choose(n - 1.0, k) + xlogy(k, theta[edge]) + xlog1py(m, -theta[edge])
+        if k.min(initial=0.0) < 0 or k.max(initial=0.0) > n - 1.0:
+            out = np.where((k >= 0) & (k <= n - 1.0), out, -np.inf)
+        return out
     # hypergeometric: draws n-1 from N-1 items of which R-1 outrank the target
     return _log_choose(R - 1.0, k) + _log_choose(N - R, n - 1.0 - k) - _log_choose(N - 1.0, n - 1.0)
 
