@@ -382,3 +382,17 @@ def test_mes_fits_of_many_draws_with_one_binomial_kernel_equal_each_draw_alone()
     for draw, table in zip(draws, tables, strict=True):
         alone = estimate_many(draw, n_items, n, estimators, targets=targets, cache=KernelCache(), warn=False)
         pd.testing.assert_frame_equal(table, alone, check_exact=False, rtol=1e-9, atol=1e-14)
+
+
+def test_mes_fits_of_draws_with_different_sample_sizes_are_stacked_per_size():
+    rng = np.random.default_rng(13)
+    n_items = 1_200
+    global_ranks = np.minimum(np.ceil(rng.pareto(0.7, size=1_500) * 2), n_items).astype(np.int64)
+    sizes = [50, 120, 50, 120, 200]
+    draws = [its.sample_ranks(global_ranks, n_items, n, rng=seed) for seed, n in enumerate(sizes)]
+    estimators = [Estimator("mes"), Estimator("bv_mes")]
+    targets = [("recall", 1), ("ndcg", 10)]
+    tables = estimate_draws(draws, n_items, sizes, estimators, targets=targets, cache=KernelCache(), warn=False)
+    for draw, n, table in zip(draws, sizes, tables, strict=True):
+        alone = estimate_many(draw, n_items, n, estimators, targets=targets, cache=KernelCache(), warn=False)
+        pd.testing.assert_frame_equal(table, alone, check_exact=False, rtol=1e-9, atol=1e-14)

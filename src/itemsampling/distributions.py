@@ -630,10 +630,7 @@ def mes(
 def _mes_of(checked: CheckedRanks, scheme: str, *, cache=None, eta: float = DEFAULT_ETA, eta_scale: str = "paper",
             tol: float = MES_DEFAULT_TOL, max_iter: int = 500) -> np.ndarray:
     """:func:`mes` of ranks already checked (its options are checked here)."""
-    _check_positive("tol", tol)
-    check_positive_integer("max_iter", max_iter)
-    eta_scale = check_choice("eta_scale", eta_scale, ETA_SCALES)
-    _check_positive("eta", eta)
+    _check_mes_options(eta, eta_scale, tol, max_iter)
     kernel, p_tilde = _pooled_observations_of(checked, scheme, cache, banded=True)
     eta = _effective_eta(eta, eta_scale, int(checked.sizes[0]))
     return solve_mes(kernel, p_tilde, eta, tol=tol, max_iter=max_iter, gram=_pooled_gram(checked, scheme, cache)).weights
@@ -644,10 +641,7 @@ def _mes_of_draws(checked: Sequence[CheckedRanks], scheme: str, *, cache=None, e
     """:func:`mes` of many draws of sampled ranks of the same users with one n, solved together
     (:func:`~itemsampling.mes.solve_mes_stacked`) on the pooled kernel at every rank observed in
     any draw; each estimate equals :func:`mes` of its draw up to rounding."""
-    _check_positive("tol", tol)
-    check_positive_integer("max_iter", max_iter)
-    eta_scale = check_choice("eta_scale", eta_scale, ETA_SCALES)
-    _check_positive("eta", eta)
+    _check_mes_options(eta, eta_scale, tol, max_iter)
     sizes = {int(c.sizes[0]) for c in checked}
     if len(sizes) != 1 or any(np.ndim(c.sizes) and np.any(c.sizes != c.sizes[0]) for c in checked):
         raise ValueError(f"the draws of a stacked MES need one sample size, got {sorted(sizes)}")
@@ -672,6 +666,13 @@ def _mes_of_draws(checked: Sequence[CheckedRanks], scheme: str, *, cache=None, e
 
     eta = _effective_eta(eta, eta_scale, n)
     return [r.weights for r in solve_mes_stacked(kernel, p_tilde, eta, tol=tol, max_iter=max_iter, gram=gram)]
+
+
+def _check_mes_options(eta, eta_scale: str, tol, max_iter) -> None:
+    _check_positive("tol", tol)
+    check_positive_integer("max_iter", max_iter)
+    check_choice("eta_scale", eta_scale, ETA_SCALES)
+    _check_positive("eta", eta)
 
 
 # ----------------------------------------------------------------------------- objectives

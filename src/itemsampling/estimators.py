@@ -463,11 +463,15 @@ def estimate_draws(
             batches[0].scheme, cache)
         for batch, draw_fits in zip(batches, fits, strict=True):
             batch.add_fits(dict(zip(wanted, draw_fits, strict=True)))
+    same_size: dict[int, list[_Batch]] = {}  # MES draws are stacked per sample size
+    for batch in batches:
+        same_size.setdefault(int(batch.sizes) if np.ndim(batch.sizes) == 0 else -1, []).append(batch)
     for key, est in batches[0].mes_fits_needed(estimators).items():
-        fits = distributions._mes_of_draws([batch.checked for batch in batches], batches[0].scheme, cache=cache,
-                                           **est.options)
-        for batch, fit in zip(batches, fits, strict=True):
-            batch.add_fits({key: fit})
+        for group in same_size.values():
+            fits = distributions._mes_of_draws([batch.checked for batch in group], batches[0].scheme, cache=cache,
+                                               **est.options)
+            for batch, fit in zip(group, fits, strict=True):
+                batch.add_fits({key: fit})
     tables = []
     for spec in specs:  # each batch is dropped once its table is made: its fits and operators go with it
         tables.append(_estimate_table(batches.pop(0), estimators, labels, pairs, spec, False, warn))
