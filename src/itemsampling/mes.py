@@ -108,27 +108,69 @@ class _ScaledDual:
 
     def evaluate(self, nu: np.ndarray):
         """Return (φ(ν), π(ν), z − logsumexp(z)) with z = −Kλ/η."""
-        z = self.K.matvec(self.scale * nu) * (-1.0 / self.eta)
-        lse = logsumexp(z)
-        log_pi = z - lse
-        phi = self.eta * lse + self.linear @ nu + nu @ nu
-        return phi, np.exp(log_pi), log_pi
+        return _gibbs_point(self.K.matvec(self.scale * nu) * (-1.0 / self.eta), self.eta, self.linear, nu)
 
     def primal(self, pi: np.ndarray, log_pi: np.ndarray) -> tuple[float, np.ndarray]:
         """f(π) and q = Kᵀπ, with log π taken from the Gibbs form (exact where π underflows)."""
         q = self.K.rmatvec(pi)
-        return float(self.p @ (q - self.p) ** 2) + self.eta * float(pi @ log_pi), q
+        return _primal_value(self.p, q, self.eta, pi, log_pi), q
 
     def gradient(self, nu: np.ndarray, q: np.ndarray) -> np.ndarray:
-        return -self.scale * q + self.linear + 2.0 * nu
+        return _gradient(self.scale, self.linear, nu, q)
 
     def hessian(self, pi: np.ndarray, q: np.ndarray) -> np.ndarray:
         """Upper triangle of the Hessian of φ (the lower triangle may not be filled in)."""
         weighted = self.K.gram_upper(pi, skip_below=_HESSIAN_ROW_CUTOFF) if self.gram is None else self.gram(pi)
-        second = weighted - np.outer(q, q)
-        hess = second * np.outer(self.scale, self.scale) * (1.0 / self.eta)
-        hess[np.diag_indices_from(hess)] += 2.0
-        return hess
+        return _hessian(weighted, q, self.scale, self.eta)
+
+
+def _gibbs_point(z: np.ndarray, eta: float, linear: np.ndarray, nu: np.ndarray):
+    """(φ(ν), π(ν), log π(ν)) from z = −Kλ/η: π is the Gibbs form exp(z) / Σ exp(z)."""
+    lse = logsumexp(z)
+    log_pi = z - lse
+    return eta * lse + linear @ nu + nu @ nu, np.exp(log_pi), log_pi
+
+
+def _primal_value(p: np.ndarray, q: np.ndarray, eta: float, pi: np.ndarray, log_pi: np.ndarray) -> float:
+    """f(π) = Σ_j p_j (q_j − p_j)² + η Σ_R π_R log π_R with q = Kᵀπ."""
+    return float(p @ (q - p) ** 2) + eta * float(pi @ log_pi)
+
+
+def _gradient(scale: np.ndarray, linear: np.ndarray, nu: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """∇φ(ν) = −scale ⊙ q + linear + 2ν."""
+    return -scale * q + linear + 2.0 * nu
+
+
+def _hessian(weighted: np.ndarray, q: np.ndarray, scale: np.ndarray, eta: float) -> np.ndarray:
+    """∇²φ(ν) = 2I + (1/η) diag(scale) (Kᵀ diag(π) K − qqᵀ) diag(scale) from ``weighted`` = Kᵀ diag(π) K."""
+    hess = (weighted - np.outer(q, q)) * np.outer(scale, scale) * (1.0 / eta)
+    hess[np.diag_indices_from(hess)] += 2.0
+    return hess
+
+
+def _newton_step(grad: np.ndarray, hess: np.ndarray) -> tuple[np.ndarray, float]:
+    """The Newton direction −H⁻¹∇φ (Cholesky of the upper triangle) and its slope ∇φ·step."""
+    step = -cho_solve(cho_factor(hess, lower=False), grad)
+    return step, float(grad @ step)
+
+
+def _within(gap: float, f: float, tol: float) -> bool:
+    """Whether the duality gap is at most ``tol`` relative to |f|."""
+    return gap <= tol * max(abs(f), 1e-300)
+
+
+def _accepted(phi_t: float, phi: float, t: float, slope: float) -> bool:
+    """Armijo's condition of the backtracking line search (or a step too short to halve)."""
+    return phi_t <= phi + 0.25 * t * slope or t < 1e-12
+
+
+def _warn_stopped(n_iter: int, gap: float, f: float, tol: float, which: str = "") -> None:
+    warnings.warn(
+        f"MES Newton solver stopped after {n_iter} steps with relative duality gap "
+        f"{gap / max(abs(f), 1e-300):.2e} > tol={tol:g}{which}; increase max_iter or tol",
+        RuntimeWarning,
+        stacklevel=3,
+    )
 
 
 def solve_mes(
@@ -173,34 +215,27 @@ def solve_mes(
     n_iter, converged = 0, False
     while True:
         gap = f + phi  # f(π(ν)) − g(ν)
-        if gap <= tol * max(abs(f), 1e-300):
+        if _within(gap, f, tol):
             converged = True
             break
         if n_iter == max_iter:
             break
-        grad = dual.gradient(nu, q)
-        step = -cho_solve(cho_factor(dual.hessian(pi, q), lower=False), grad)
-        slope = float(grad @ step)
+        step, slope = _newton_step(dual.gradient(nu, q), dual.hessian(pi, q))
         if slope >= 0:  # the Newton direction is no longer a descent direction: rounding floor
-            converged = gap <= 1e3 * tol * max(abs(f), 1e-300)
+            converged = _within(gap, f, 1e3 * tol)
             break
         t = 1.0
         while True:
             trial = nu + t * step
             phi_t, pi_t, log_pi_t = dual.evaluate(trial)
-            if phi_t <= phi + 0.25 * t * slope or t < 1e-12:
+            if _accepted(phi_t, phi, t, slope):
                 break
             t *= 0.5
         nu, phi, pi, log_pi = trial, phi_t, pi_t, log_pi_t
         f, q = dual.primal(pi, log_pi)
         n_iter += 1
     if not converged:
-        warnings.warn(
-            f"MES Newton solver stopped after {n_iter} steps with relative duality gap "
-            f"{gap / max(abs(f), 1e-300):.2e} > tol={tol:g}; increase max_iter or tol",
-            RuntimeWarning,
-            stacklevel=2,
-        )
+        _warn_stopped(n_iter, gap, f, tol)
     return MESResult(weights=pi, objective=f, duality_gap=float(gap), n_iter=n_iter, converged=converged)
 
 
@@ -287,7 +322,7 @@ def solve_mes_stacked(
         newton = []
         for draw in active:
             draw.gap = draw.f + draw.phi
-            if draw.gap <= tol * max(abs(draw.f), 1e-300):
+            if _within(draw.gap, draw.f, tol):
                 draw.converged = draw.done = True
             elif draw.n_iter == max_iter:
                 draw.done = True
@@ -297,14 +332,10 @@ def solve_mes_stacked(
         if newton:
             grams = gram(np.column_stack([d.pi for d in newton]), [d.index for d in newton])
             for draw, weighted in zip(newton, grams, strict=True):
-                hess = (weighted - np.outer(draw.q, draw.q)) * np.outer(draw.scale, draw.scale) * (1.0 / eta)
-                hess[np.diag_indices_from(hess)] += 2.0
-                grad = -draw.scale * draw.q + draw.linear + 2.0 * draw.nu
-                step = -cho_solve(cho_factor(hess, lower=False), grad)
-                slope = float(grad @ step)
+                step, slope = _newton_step(_gradient(draw.scale, draw.linear, draw.nu, draw.q),
+                                           _hessian(weighted, draw.q, draw.scale, eta))
                 if slope >= 0:  # rounding floor, as in solve_mes
-                    draw.converged = draw.gap <= 1e3 * tol * max(abs(draw.f), 1e-300)
-                    draw.done = True
+                    draw.converged, draw.done = _within(draw.gap, draw.f, 1e3 * tol), True
                 else:
                     searching.append((draw, step, slope))
         _line_search(K, searching, eta)
@@ -315,13 +346,7 @@ def solve_mes_stacked(
         active = [draw for draw in active if not draw.done]
     for draw in draws:
         if not draw.converged:
-            warnings.warn(
-                f"MES Newton solver stopped after {draw.n_iter} steps with relative duality gap "
-                f"{draw.gap / max(abs(draw.f), 1e-300):.2e} > tol={tol:g} (problem {draw.index}); "
-                "increase max_iter or tol",
-                RuntimeWarning,
-                stacklevel=2,
-            )
+            _warn_stopped(draw.n_iter, draw.gap, draw.f, tol, f" (problem {draw.index})")
     return [MESResult(weights=d.pi, objective=d.f, duality_gap=float(d.gap), n_iter=d.n_iter,
                       converged=d.converged) for d in draws]
 
@@ -332,12 +357,7 @@ def _evaluate(K: BandedKernel, draws, nus, eta: float):
     for i, (draw, nu) in enumerate(zip(draws, nus, strict=True)):
         lam[draw.observed, i] = draw.scale * nu
     z_all = np.ascontiguousarray((K.matmat(lam) * (-1.0 / eta)).T)  # row i: z of draw i
-    out = []
-    for draw, nu, z in zip(draws, nus, z_all, strict=True):
-        lse = logsumexp(z)
-        log_pi = z - lse
-        out.append((eta * lse + draw.linear @ nu + nu @ nu, np.exp(log_pi), log_pi))
-    return out
+    return [_gibbs_point(z, eta, draw.linear, nu) for draw, nu, z in zip(draws, nus, z_all, strict=True)]
 
 
 def _primal(K: BandedKernel, draws, eta: float) -> None:
@@ -345,7 +365,7 @@ def _primal(K: BandedKernel, draws, eta: float) -> None:
     q_all = K.rmatmat(np.column_stack([d.pi for d in draws]))
     for i, draw in enumerate(draws):
         draw.q = q_all[draw.observed, i]
-        draw.f = float(draw.p @ (draw.q - draw.p) ** 2) + eta * float(draw.pi @ draw.log_pi)
+        draw.f = _primal_value(draw.p, draw.q, eta, draw.pi, draw.log_pi)
 
 
 def _line_search(K: BandedKernel, searching, eta: float) -> None:
@@ -356,7 +376,7 @@ def _line_search(K: BandedKernel, searching, eta: float) -> None:
         points = _evaluate(K, [draw for draw, *_ in pending], trials, eta)
         later = []
         for (draw, step, slope, t), trial, (phi_t, pi_t, log_pi_t) in zip(pending, trials, points, strict=True):
-            if phi_t <= draw.phi + 0.25 * t * slope or t < 1e-12:
+            if _accepted(phi_t, draw.phi, t, slope):
                 draw.nu, draw.phi, draw.pi, draw.log_pi = trial, phi_t, pi_t, log_pi_t
             else:
                 later.append((draw, step, slope, t * 0.5))
