@@ -396,3 +396,33 @@ def test_mes_fits_of_draws_with_different_sample_sizes_are_stacked_per_size():
     for draw, n, table in zip(draws, sizes, tables, strict=True):
         alone = estimate_many(draw, n_items, n, estimators, targets=targets, cache=KernelCache(), warn=False)
         pd.testing.assert_frame_equal(table, alone, check_exact=False, rtol=1e-9, atol=1e-14)
+
+
+def test_estimate_draws_releases_each_draw_once_its_table_is_made(monkeypatch):
+    """A draw's fits and operators (hundreds of MB at n = 1,000) go as soon as its table is made."""
+    import gc
+    import weakref
+
+    from itemsampling import estimators as module
+
+    refs, alive = [], []
+    build, make_table = module._Batch.build, module._estimate_table
+
+    def recording_build(cls, *args, **kwargs):
+        batch = build(*args, **kwargs)
+        refs.append(weakref.ref(batch))
+        return batch
+
+    def counting_table(batch, *args, **kwargs):
+        gc.collect()
+        alive.append(sum(ref() is not None for ref in refs))
+        return make_table(batch, *args, **kwargs)
+
+    monkeypatch.setattr(module._Batch, "build", classmethod(recording_build))
+    monkeypatch.setattr(module, "_estimate_table", counting_table)
+    rng = np.random.default_rng(14)
+    global_ranks = np.minimum(np.ceil(rng.pareto(0.7, size=800) * 2), 900).astype(np.int64)
+    draws = [its.sample_ranks(global_ranks, 900, 60, rng=seed) for seed in range(5)]
+    estimate_draws(draws, 900, 60, [Estimator("mes"), Estimator("bv_mes"), Estimator("mle")],
+                   targets=[("recall", 5)], cache=KernelCache(), warn=False)
+    assert alive == [5, 4, 3, 2, 1]

@@ -222,7 +222,7 @@ def test_stacked_mes_equals_each_problem_solved_alone(N, n, M, eta, scheme, bino
 
         def gram(pis, which):
             wide = parent.doubled_products(pis)
-            return [parent.at(union[p[:, b] > 0]).from_doubled(wide[:, i]) for i, b in enumerate(which)]
+            return (parent.at(union[p[:, b] > 0]).from_doubled(wide[:, i]) for i, b in enumerate(which))
 
     stacked = solve_mes_stacked(K, p, eta, gram=gram)
     assert len(stacked) == p.shape[1]

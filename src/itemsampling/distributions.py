@@ -660,9 +660,9 @@ def _mes_of_draws(checked: Sequence[CheckedRanks], scheme: str, *, cache=None, e
         binomial = _binomial_gram(cache, groups.max_items, n)
         ranks_of = [union[p_tilde[:, b] > 0] for b in range(len(checked))]
 
-        def gram(pis, which):
+        def gram(pis, which):  # one product for all the draws; each Gram matrix only when its step is taken
             wide = binomial.doubled_products(pis)
-            return [binomial.at(ranks_of[b]).from_doubled(wide[:, i]) for i, b in enumerate(which)]
+            return (binomial.at(ranks_of[b]).from_doubled(wide[:, i]) for i, b in enumerate(which))
 
     eta = _effective_eta(eta, eta_scale, n)
     return [r.weights for r in solve_mes_stacked(kernel, p_tilde, eta, tol=tol, max_iter=max_iter, gram=gram)]

@@ -463,7 +463,18 @@ def estimate_draws(
             batches[0].scheme, cache)
         for batch, draw_fits in zip(batches, fits, strict=True):
             batch.add_fits(dict(zip(wanted, draw_fits, strict=True)))
-    same_size: dict[int, list[_Batch]] = {}  # MES draws are stacked per sample size
+    _add_stacked_mes_fits(batches, estimators, cache)
+    tables = []
+    for spec in specs:  # each batch is dropped once its table is made: its fits and operators go with it
+        tables.append(_estimate_table(batches.pop(0), estimators, labels, pairs, spec, False, warn))
+    return tables
+
+
+def _add_stacked_mes_fits(batches: Sequence[_Batch], estimators, cache) -> None:
+    """The MES fits that the batches need, the draws of each sample size solved together
+    (:func:`~itemsampling.distributions._mes_of_draws`). Holds no batch after it returns, so
+    that :func:`estimate_draws` can release each one once its table is made."""
+    same_size: dict[int, list[_Batch]] = {}
     for batch in batches:
         same_size.setdefault(int(batch.sizes) if np.ndim(batch.sizes) == 0 else -1, []).append(batch)
     for key, est in batches[0].mes_fits_needed(estimators).items():
@@ -472,10 +483,6 @@ def estimate_draws(
                                                **est.options)
             for batch, fit in zip(group, fits, strict=True):
                 batch.add_fits({key: fit})
-    tables = []
-    for spec in specs:  # each batch is dropped once its table is made: its fits and operators go with it
-        tables.append(_estimate_table(batches.pop(0), estimators, labels, pairs, spec, False, warn))
-    return tables
 
 
 def _checked_estimators(estimators) -> tuple[list[Estimator], list[str]]:

@@ -289,9 +289,10 @@ def solve_mes_stacked(
     eta, tol, max_iter
         As in :func:`solve_mes`, for every problem.
     gram : callable, optional
-        ``(Π, problems) ↦ list of Kᵀ diag(π_b) K`` at the observed columns of each problem (at
-        least the upper triangles), for the ``(N, m)`` current points Π of the problems
-        ``problems`` (their indices b); by default each is accumulated from the kernel's band.
+        ``(Π, problems) ↦`` the matrices Kᵀ diag(π_b) K at the observed columns of each problem
+        (at least the upper triangles), in order, for the ``(N, m)`` current points Π of the
+        problems ``problems`` (their indices b); an iterator, so that only one d_b x d_b matrix
+        is held at a time. By default each is accumulated from the kernel's band.
 
     Returns
     -------
@@ -386,8 +387,8 @@ def _line_search(K: BandedKernel, searching, eta: float) -> None:
 def _band_grams(K: BandedKernel, draws):
     """The default ``gram`` of :func:`solve_mes_stacked`: each problem's Gram matrix from the band."""
 
-    def grams(pis: np.ndarray, which) -> list[np.ndarray]:
-        return [K.gram_upper(pis[:, i], skip_below=_HESSIAN_ROW_CUTOFF)[np.ix_(draws[b].observed, draws[b].observed)]
-                for i, b in enumerate(which)]
+    def grams(pis: np.ndarray, which):
+        return (K.gram_upper(pis[:, i], skip_below=_HESSIAN_ROW_CUTOFF)[np.ix_(draws[b].observed, draws[b].observed)]
+                for i, b in enumerate(which))
 
     return grams
