@@ -237,13 +237,18 @@ def _binomial_gram(cache: KernelCache, n_items: int, sample_size: int) -> Binomi
     return cache.get(("binomial_gram", int(n_items), int(sample_size)), lambda: BinomialGram(n_items, sample_size))
 
 
+def _has_binomial_gram(checked: CheckedRanks, scheme: str, cache) -> bool:
+    """Whether the MES Hessians take their Gram matrices from the kernel of set size 2n - 1
+    (:mod:`itemsampling.binomial_gram`): the pooled kernel is one binomial kernel, and a cache
+    keeps that kernel for other calls (else the band's own Gram)."""
+    return cache is not None and scheme == "binomial" and checked.groups.kernel_items.size == 1
+
+
 def _pooled_gram(checked: CheckedRanks, scheme: str, cache):
-    """``w ↦ Kᵀ diag(w) K`` at the observed ranks from the kernel of set size 2n - 1
-    (:mod:`itemsampling.binomial_gram`) where the pooled kernel is one binomial kernel and a
-    cache keeps that kernel for other calls; None (the band's own Gram) otherwise."""
-    ranks, sizes, groups = checked
-    if cache is None or scheme != "binomial" or groups.kernel_items.size != 1:
+    """``w ↦ Kᵀ diag(w) K`` at the observed ranks (:func:`_has_binomial_gram`), or None."""
+    if not _has_binomial_gram(checked, scheme, cache):
         return None
+    ranks, sizes, groups = checked
     return _binomial_gram(cache, groups.max_items, int(sizes[0])).at(np.unique(ranks)).gram
 
 
@@ -656,7 +661,7 @@ def _mes_of_draws(checked: Sequence[CheckedRanks], scheme: str, *, cache=None, e
     else:
         kernel = BandedKernel(_pooled_columns(cache, groups, n, union, scheme))
     gram = None
-    if cache is not None and scheme == "binomial" and groups.kernel_items.size == 1:
+    if _has_binomial_gram(checked[0], scheme, cache):
         binomial = _binomial_gram(cache, groups.max_items, n)
         ranks_of = [union[p_tilde[:, b] > 0] for b in range(len(checked))]
 
