@@ -33,11 +33,10 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from unittest import mock
 
 import numpy as np
-from bench_estimators import best_time, limit_threads, load_average, print_header, print_table
+from bench_estimators import best_time, run_sizes
 
 import itemsampling as its
 from itemsampling import distributions
@@ -114,16 +113,8 @@ def main(argv=None) -> int:
     parser.add_argument("--repeats", type=int, default=3, help="timed calls (best of)")
     parser.add_argument("--seed", type=int, default=20240611)
     args = parser.parse_args(argv)
-    threads = limit_threads(1)
-    print_header("binomial Gram", args.quick, args.seed, threads)
     problems = {"quick": (2_000, 200, 2_000, 3)} if args.quick else {s: (*SIZES[s], args.draws) for s in args.sizes}
-    rows = []
-    for size, (n_items, n, n_users, draws) in problems.items():
-        start = time.perf_counter()
-        rows += bench_size(size, n_items, n, n_users, draws, args.repeats, args.seed)
-        print(f"# size {size}: N={n_items} n={n} M={n_users} ({time.perf_counter() - start:.0f} s)")
-    print(f"# load average at end (1, 5, 15 min): {load_average()}")
-    print_table(rows, COLUMNS)
+    rows = run_sizes("binomial Gram", args, problems, bench_size, COLUMNS)
     bad = [r for r in rows if r["check"] and not r["value"] <= 1e-6]
     return 1 if bad else 0
 

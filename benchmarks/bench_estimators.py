@@ -464,6 +464,21 @@ def print_header(title: str, quick: bool, seed: int, threads: str) -> None:
     print(f"# load average at start (1, 5, 15 min): {load_average()}")
 
 
+def run_sizes(title: str, args, problems: dict, bench_size, columns: tuple[str, ...]) -> list[dict]:
+    """Header, ``bench_size(size, N, n, M, draws, repeats, seed)`` of every ``size: (N, n, M, draws)``
+    of ``problems`` (one BLAS thread) with its duration, then the rows as one table."""
+    threads = limit_threads(1)
+    print_header(title, args.quick, args.seed, threads)
+    rows = []
+    for size, (n_items, n, n_users, draws) in problems.items():
+        start = time.perf_counter()
+        rows += bench_size(size, n_items, n, n_users, draws, args.repeats, args.seed)
+        print(f"# size {size}: N={n_items} n={n} M={n_users} ({time.perf_counter() - start:.0f} s)")
+    print(f"# load average at end (1, 5, 15 min): {load_average()}")
+    print_table(rows, columns)
+    return rows
+
+
 def load_average() -> str:
     """The 1-, 5- and 15-minute load averages, for the header of a benchmark's output."""
     return ", ".join(f"{x:.2f}" for x in os.getloadavg())
