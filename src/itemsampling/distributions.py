@@ -222,14 +222,18 @@ def _pooled_observations_of(checked: CheckedRanks, scheme: str, cache=None, band
     """:func:`_pooled_observations` of ranks already checked."""
     ranks, sizes, groups = checked
     distinct, counts = np.unique(ranks, return_counts=True)
-    n = int(sizes[0])
-    p_tilde = counts / ranks.size
-    if groups.kernel_items.size == 1 and banded:
-        return _banded_columns(cache, groups.max_items, n, distinct, scheme), p_tilde
+    return _pooled_kernel(cache, groups, int(sizes[0]), distinct, scheme, banded), counts / ranks.size
+
+
+def _pooled_kernel(cache, groups: CandidateGroups, n: int, ranks, scheme: str, banded: bool):
+    """The user-averaged kernel K̄ of :func:`_pooled_observations` at the sorted distinct ``ranks``
+    (a :class:`~itemsampling.banded_kernel.BandedKernel` with ``banded``)."""
     if groups.kernel_items.size == 1:
-        return _columns(cache, groups.max_items, n, distinct, scheme), p_tilde
-    pooled = _pooled_columns(cache, groups, n, distinct, scheme)
-    return (BandedKernel(pooled) if banded else pooled), p_tilde
+        if banded:
+            return _banded_columns(cache, groups.max_items, n, ranks, scheme)
+        return _columns(cache, groups.max_items, n, ranks, scheme)
+    pooled = _pooled_columns(cache, groups, n, ranks, scheme)
+    return BandedKernel(pooled) if banded else pooled
 
 
 def _binomial_gram(cache: KernelCache, n_items: int, sample_size: int) -> BinomialGram:
@@ -653,17 +657,15 @@ def _mes_of_draws(checked: Sequence[CheckedRanks], scheme: str, *, cache=None, e
     n, groups = sizes.pop(), checked[0].groups
     union = np.unique(np.concatenate([c.ranks for c in checked]))
     p_tilde = np.zeros((union.size, len(checked)))
+    ranks_of = []  # the distinct ranks of each draw
     for b, c in enumerate(checked):
         distinct, counts = np.unique(c.ranks, return_counts=True)
         p_tilde[np.searchsorted(union, distinct), b] = counts / c.ranks.size
-    if groups.kernel_items.size == 1:
-        kernel = _banded_columns(cache, groups.max_items, n, union, scheme)
-    else:
-        kernel = BandedKernel(_pooled_columns(cache, groups, n, union, scheme))
+        ranks_of.append(distinct)
+    kernel = _pooled_kernel(cache, groups, n, union, scheme, banded=True)
     gram = None
     if _has_binomial_gram(checked[0], scheme, cache):
         binomial = _binomial_gram(cache, groups.max_items, n)
-        ranks_of = [union[p_tilde[:, b] > 0] for b in range(len(checked))]
 
         def gram(pis, which):  # one product for all the draws; each Gram matrix only when its step is taken
             wide = binomial.doubled_products(pis)

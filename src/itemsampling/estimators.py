@@ -474,10 +474,11 @@ def _add_stacked_mes_fits(batches: Sequence[_Batch], estimators, cache) -> None:
     """The MES fits that the batches need, the draws of each sample size solved together
     (:func:`~itemsampling.distributions._mes_of_draws`). Holds no batch after it returns, so
     that :func:`estimate_draws` can release each one once its table is made."""
-    same_size: dict[int, list[_Batch]] = {}
-    for batch in batches:
+    wanted = batches[0].mes_fits_needed(estimators)
+    same_size: dict[int, list[_Batch]] = {}  # -1: per-user sizes, which _mes_of_draws refuses
+    for batch in batches if wanted else ():
         same_size.setdefault(int(batch.sizes) if np.ndim(batch.sizes) == 0 else -1, []).append(batch)
-    for key, est in batches[0].mes_fits_needed(estimators).items():
+    for key, est in wanted.items():
         for group in same_size.values():
             fits = distributions._mes_of_draws([batch.checked for batch in group], batches[0].scheme, cache=cache,
                                                **est.options)

@@ -32,7 +32,7 @@ with the kernel of the Gram matrix) are matrix–matrix products over all the dr
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from scipy.linalg import cho_factor, cho_solve
@@ -165,6 +165,7 @@ def _accepted(phi_t: float, phi: float, t: float, slope: float) -> bool:
 
 
 def _warn_stopped(n_iter: int, gap: float, f: float, tol: float, which: str = "") -> None:
+    """The RuntimeWarning of a solve that used up its steps (for the caller of the solver)."""
     warnings.warn(
         f"MES Newton solver stopped after {n_iter} steps with relative duality gap "
         f"{gap / max(abs(f), 1e-300):.2e} > tol={tol:g}{which}; increase max_iter or tol",
@@ -246,9 +247,9 @@ class _Draw:
     index: int
     observed: np.ndarray  # positions of its d_b observed ranks among the kernel's columns
     p: np.ndarray
-    scale: np.ndarray
-    linear: np.ndarray
-    nu: np.ndarray
+    scale: np.ndarray = field(init=False)  # λ = scale ⊙ ν, as in _ScaledDual
+    linear: np.ndarray = field(init=False)
+    nu: np.ndarray = field(init=False)
     phi: float = 0.0
     pi: np.ndarray | None = None
     log_pi: np.ndarray | None = None
@@ -258,6 +259,11 @@ class _Draw:
     converged: bool = False
     done: bool = False
     gap: float = 0.0
+
+    def __post_init__(self) -> None:
+        self.scale = 2.0 * np.sqrt(self.p)
+        self.linear = self.scale * self.p
+        self.nu = np.zeros(self.p.size)
 
 
 def solve_mes_stacked(
@@ -307,12 +313,8 @@ def solve_mes_stacked(
     if not np.all(np.isfinite(p_all)) or np.any(p_all < 0) or np.any(p_all.max(axis=0) <= 0):
         raise ValueError("every column of p_tilde must be a distribution: finite, >= 0, with a positive entry")
     eta = float(eta)
-    draws = []
-    for b in range(p_all.shape[1]):
-        observed = np.flatnonzero(p_all[:, b] > 0)
-        p = p_all[observed, b]
-        scale = 2.0 * np.sqrt(p)
-        draws.append(_Draw(b, observed, p, scale, scale * p, np.zeros(p.size)))
+    draws = [_Draw(b, observed, p_all[observed, b])
+             for b, observed in enumerate(np.flatnonzero(column > 0) for column in p_all.T)]
     if gram is None:
         gram = _band_grams(K, draws)
     for draw, (phi, pi, log_pi) in zip(draws, _evaluate(K, draws, [d.nu for d in draws], eta), strict=True):
