@@ -48,10 +48,12 @@ def test_a_chunk_of_repeats_reruns_alone_with_the_same_draws_and_the_same_estima
     whole = _run()
     part = _run(repeats=2, first_repeat=2)
     chunk = whole[whole["repeat"] >= 2].reset_index(drop=True)
-    # the EM fits of a chunk's draws advance together: another set of draws sums in another order
+    # the EM and MES fits of a chunk's draws advance together (matrix products over the draws), so
+    # another set of draws sums in another order: the estimates agree to rounding, on any BLAS kernels
     pd.testing.assert_frame_equal(chunk, part, check_exact=False, rtol=1e-11, atol=1e-14)
-    fixed = chunk["estimator"] != "mle"  # no EM fit behind the others
-    pd.testing.assert_frame_equal(chunk[fixed], part[fixed], check_exact=True)
+    # the same draws: the uncorrected sampled metric counts each draw's own ranks, no BLAS sum behind it
+    counted = chunk["estimator"] == "sampled"
+    pd.testing.assert_frame_equal(chunk[counted], part[counted], check_exact=True)
     assert whole.to_csv(index=False) == _run().to_csv(index=False)
 
 

@@ -27,13 +27,19 @@ from itemsampling.studies.paper import (
 from itemsampling.studies.verdicts import (
     COLUMNS,
     VERDICTS,
+    Check,
     Claim,
+    paper_text,
+    papers_folder,
+    quote_found,
+    read_checks,
     read_verdicts,
     report_summary,
     share_verdict,
+    source_found,
     summary_markdown,
     verdict_counts,
-    verdict_table,
+    verdict_tables,
 )
 
 from .conftest import REPO
@@ -43,7 +49,7 @@ STUDIES = {notebook: spec["study"] for notebook, spec in NOTEBOOKS.items()}
 
 
 def _claim(**changes) -> Claim:
-    fields = {"paper": "li2023aaai", "claim": "a claim", "source": "Table 7", "dataset": "ml-1m",
+    fields = {"paper": "li2023aaai", "claim": "a claim", "quote": "the words", "source": "Table 7", "dataset": "ml-1m",
               "our_value": "0.1", "paper_value": "0.2", "verdict": "partly", "reason": "rule: ..."}
     return Claim(**{**fields, **changes})
 
@@ -53,11 +59,22 @@ def _claim(**changes) -> Claim:
     ({"verdict": "mostly"}, "verdict must be one of"),
     ({"reason": " "}, "non-empty reason"),
     ({"claim": ""}, "non-empty claim"),
+    ({"quote": ""}, "non-empty quote"),
+    ({"setup": None}, "text formatted"),
     ({"our_value": 0.1}, "text formatted"),
 ])
 def test_a_claim_rejects_what_the_table_cannot_hold(changes, error):
     with pytest.raises((ValueError, TypeError), match=error):
         _claim(**changes)
+
+
+def test_a_check_needs_no_quote_and_no_paper_value():
+    check = Check(paper="li2023aaai", claim="ours", source="§4.3", dataset="ml-1m", our_value="1", verdict="partly",
+                  reason="rule: ...")
+    assert check.quote == "" and check.paper_value == ""
+    with pytest.raises(ValueError, match="non-empty reason"):
+        Check(paper="li2023aaai", claim="ours", source="§4.3", dataset="ml-1m", our_value="1", verdict="partly",
+              reason="")
 
 
 @pytest.mark.parametrize("holds, cases, expected", [
@@ -140,22 +157,62 @@ def test_every_notebook_has_a_claims_module():
         assert callable(importlib.import_module(f"itemsampling.studies.verdicts.{study}").claims)
 
 
-def test_the_committed_verdicts_are_what_the_committed_tables_give():
-    rebuilt = verdict_table(STUDIES, REPO).astype(str)
+def test_the_committed_verdicts_and_checks_are_what_the_committed_tables_give():
+    claims, checks = verdict_tables(STUDIES, REPO)
     committed = read_verdicts(REPO)
-    pd.testing.assert_frame_equal(rebuilt.reset_index(drop=True), committed, check_dtype=False)
+    pd.testing.assert_frame_equal(claims.astype(str).reset_index(drop=True), committed, check_dtype=False)
+    pd.testing.assert_frame_equal(checks.astype(str).reset_index(drop=True), read_checks(REPO), check_dtype=False)
     assert tuple(committed.columns) == COLUMNS
     assert set(committed["verdict"]) <= set(VERDICTS)
     assert set(committed["notebook"]) == set(STUDIES)  # every notebook tests some claim
-    assert not committed[["claim", "source", "reason"]].eq("").any().any()
+    assert not committed[["claim", "quote", "source", "reason"]].eq("").any().any()
+    assert not set(committed["claim"]) & set(read_checks(REPO)["claim"])  # a check is never a paper's claim
+
+
+PAPERS_FOLDER = papers_folder(REPO)
+needs_papers = pytest.mark.skipif(PAPERS_FOLDER is None, reason="the papers' text is not here (ITEMSAMPLING_PAPERS, "
+                                  "or papers/ beside ITEMSAMPLING_DATA)")
+
+
+@needs_papers
+@pytest.mark.parametrize("name", ["verdicts", "checks"])
+def test_every_quote_is_the_papers_words_and_every_source_a_place_of_the_paper(name):
+    frame = read_verdicts(REPO) if name == "verdicts" else read_checks(REPO)
+    texts = {paper: paper_text(paper, PAPERS_FOLDER) for paper in set(frame["paper"])}
+    wrong_quotes = [(row.paper, row.quote[:80]) for row in frame.itertuples()
+                    if row.quote and not quote_found(row.quote, texts[row.paper])]
+    assert not wrong_quotes, wrong_quotes
+    if name == "verdicts":
+        wrong_sources = [(row.paper, row.source, source_found(row.source, texts[row.paper]))
+                         for row in frame.itertuples() if source_found(row.source, texts[row.paper])]
+        assert not wrong_sources, wrong_sources
+
+
+def test_a_quote_is_found_up_to_whitespace_latex_and_typography_only():
+    text = "Remedy #3: When $a > b$, $f(k; a) \\leq f(k; b)$ for any k .\nThis holds even if a and b are \n not close."
+    assert quote_found("When a > b, f(k; a) ≤ f(k; b) for any k", text)
+    assert quote_found("When a > b ... This holds even if a and b are not close.", text)
+    assert not quote_found("When a < b, f(k; a) ≤ f(k; b)", text)  # one character of the claim
+    assert not quote_found("This holds even if a and b are not close ... When a > b", text)  # the order matters
+    assert not quote_found("When a > b, f(k; a) ≤ f(k; b) for every k", text)
+    assert not quote_found(" ... ", text)
+
+
+def test_a_source_names_places_the_paper_has():
+    text = "## 4.2 Sampling\nTable 4: counts\nFigure 6: curves (20)\n# C Rewriting\nTHEOREM 2.1 (X)\n#### Abstract\n"
+    assert source_found("§4.2; Table 4; Fig. 6; eq. 20; App. C; Theorem 2.1; Abstract", text) == []
+    assert source_found("§4.3; Table 5; Fig. 7; eq. 21; App. D; Theorem 2.2", text) == [
+        "§4.3", "Table 5", "Fig. 7", "eq. 21", "App. D", "Theorem 2.2"]
+    assert source_found("Tables 4, 5", text) == ["Tables 4, 5"]  # one place per item
 
 
 def test_counts_and_markdown_cover_every_row():
     frame = read_verdicts(REPO)
     counts = verdict_counts(frame)
     assert counts.loc["all four papers"].sum() == len(frame)
-    text = summary_markdown(frame)
+    text = summary_markdown(frame, read_checks(REPO))
     assert text.count("\n- ") == int((frame["verdict"] == "not reproduced").sum())
+    assert "checks.csv" in text
 
 
 def test_the_readme_section_is_the_committed_table():
@@ -177,77 +234,8 @@ def test_the_front_page_shows_the_verdicts_without_rst_errors():
     assert "System Message" not in html
     assert "mailto:" not in html
     html = unescape(html)
-    assert "max |ours - paper| 0.3" in html and "*grows* with a_ref at Recall@10. Ours" in html
+    assert "max |ours - paper| 0.3" in html and "“the words” — ours max |ours - paper| 0.3; paper 0.2." in html
     assert "Li et al., AAAI 2023: 0 reproduced, 0 partly, 1 not reproduced" in " ".join(html.split())
-
-
-def _reader(notebook: str, **override):
-    """A ``table(name)`` over the committed tables of ``notebook``, with some tables replaced by
-    functions of the committed ones."""
-    from itemsampling.studies.tables import read_table
-
-    def table(name):
-        frame = read_table(notebook, name, REPO)
-        return override[name](frame) if name in override else frame
-
-    return table
-
-
-def _verdict(rows, start: str) -> str:
-    found = [row.verdict for row in rows if row.claim.startswith(start)]
-    assert len(found) == 1, (start, [row.claim for row in rows])
-    return found[0]
-
-
-def test_k_and_r_inconsistency_verdict_follows_the_orders():
-    from itemsampling.studies.verdicts import sampled_metrics
-
-    claim = "Sampled Recall, NDCG and AP (m = 100) order"
-    assert _verdict(sampled_metrics.claims(_reader("01_sampled_metrics")), claim) == "reproduced"
-
-    def recall_consistent(orders):
-        hit = (orders["metric"] == "recall") & (orders["method"] == "sampled")
-        return orders.assign(agrees=orders["agrees"] | hit)
-
-    table = _reader("01_sampled_metrics", table3_orders=recall_consistent)
-    assert _verdict(sampled_metrics.claims(table), claim) == "partly"
-
-
-def test_theorem_verdict_fails_when_a_dominating_pair_flips():
-    from itemsampling.studies.verdicts import sampling_theorem
-
-    claim = "Theorem 2.1"
-    assert _verdict(sampling_theorem.claims(_reader("02_sampling_theorem")), claim) == "reproduced"
-
-    def one_flip(pairs):
-        first = pairs.index[(pairs["hr_relation"] != "cross") & (pairs["protocol"] == "all")][0]
-        return pairs.assign(expected_order_kept=pairs["expected_order_kept"].where(pairs.index != first, False))
-
-    table = _reader("02_sampling_theorem", theorem_pairs=one_flip)
-    assert _verdict(sampling_theorem.claims(table), claim) == "not reproduced"
-
-
-def test_mapping_verdicts_follow_the_errors_and_the_parameters():
-    from itemsampling.studies.verdicts import mapping_functions
-
-    def linear_best(errors):
-        return errors.assign(value=errors["value"].where(errors["mapping"] != "linear", 0.0))
-
-    table = _reader("03_mapping_functions", mapping_errors=linear_best)
-    rows = mapping_functions.claims(table)
-    assert _verdict(rows, "The linear mapping is the worst") == "not reproduced"
-    assert _verdict(rows, "Beta@P has the smallest") == "not reproduced"
-
-    paper = paper_table("li2020kdd_table2")
-
-    def as_paper(beta):
-        key = beta["dataset"].map(PAPER_DATASETS) + "/" + beta["model"]
-        printed = dict(zip(paper["paper_dataset"] + "/" + paper["model"], paper["paper_a"], strict=True))
-        return beta.assign(a=key.map(printed).fillna(beta["a"]))
-
-    rows = mapping_functions.claims(_reader("03_mapping_functions", beta_parameters=as_paper))
-    for protocol in ("all", "unseen"):
-        assert _verdict(rows, f"Beta@P parameters a of eq. 19 (n = 100), read as protocol `{protocol}`") == "reproduced"
 
 
 def test_the_notebook_table_is_the_same_on_every_run():

@@ -20,7 +20,7 @@ from itemsampling.ranks import PROTOCOLS
 from itemsampling.studies.contract import SizedStudy
 from itemsampling.studies.records import record_path
 from itemsampling.studies.tables import chunk_path, ranks_path, table_path
-from itemsampling.studies.verdicts import VERDICTS_PATH, read_verdicts, report_summary
+from itemsampling.studies.verdicts import CHECKS_PATH, VERDICTS_PATH, read_verdicts, report_summary
 
 #: the repository root (where the Snakefile lives); sources are read from here, outputs are
 #: written relative to the working directory (the same folder unless --directory is given)
@@ -48,6 +48,8 @@ PACKAGE_SOURCE = "results/package_source.sha256"
 PROVENANCE = "results/provenance.json"
 #: one verdict per claim of the papers (rule verdicts), read by every notebook
 VERDICTS = VERDICTS_PATH.as_posix()
+#: our own checks beside them (rule verdicts), shown apart from the papers' claims
+CHECKS = CHECKS_PATH.as_posix()
 #: the code that determines the global ranks (data, models, ranking, the train command)
 RANKS_CODE = sorted(
     str(p) for p in PACKAGE
@@ -347,7 +349,7 @@ def report_tables(notebook):
 def all_targets():
     targets = [f"results/notebooks/{nb}.{ext}" for nb in NOTEBOOKS for ext in ("ipynb", "html")]
     targets.append(PROVENANCE)
-    targets.append(VERDICTS)
+    targets += [VERDICTS, CHECKS]
     targets += [t for nb in NOTEBOOKS for t in notebook_tables(nb)]
     targets += [table(nb, name) for nb in NOTEBOOKS for name in NOTEBOOKS[nb].get("inputs", [])]
     targets.append(record(DATA_NOTEBOOK, "datasets"))  # so that a fresh clone checks its data

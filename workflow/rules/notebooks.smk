@@ -12,6 +12,7 @@ for _notebook in NOTEBOOKS:
             tables=notebook_tables(_notebook),
             extra=[table(_notebook, name) for name in NOTEBOOKS[_notebook].get("inputs", [])],
             verdicts=VERDICTS,
+            checks=CHECKS,
             notebook=notebook_source(_notebook),
             source=PACKAGE_SOURCE,
         output:

@@ -208,6 +208,7 @@ rule verdicts:
         source=PACKAGE_SOURCE,
     output:
         VERDICTS,
+        checks=CHECKS,
         record=str(record_path(Path(VERDICTS).parent, "verdicts")),
     log:
         "results/logs/studies/verdicts.log",

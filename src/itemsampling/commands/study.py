@@ -178,7 +178,7 @@ def _tables(args) -> int:
 
 
 def _verdicts(args) -> int:
-    from ..studies.verdicts import VERDICTS_PATH, verdict_table
+    from ..studies.verdicts import CHECKS_PATH, VERDICTS_PATH, verdict_tables
 
     check_output_dir(str(args.out_dir))
     try:
@@ -187,7 +187,8 @@ def _verdicts(args) -> int:
         raise ValueError(f"--notebooks is not valid JSON: {exc}") from None
     if not isinstance(notebooks, dict) or not all(isinstance(v, str) for v in notebooks.values()):
         raise ValueError("--notebooks must be a JSON object mapping each notebook to its study")
-    path = write_table(verdict_table(notebooks, args.root), args.out_dir / VERDICTS_PATH.name)
+    claims, checks = verdict_tables(notebooks, args.root)
+    paths = [write_table(claims, args.out_dir / VERDICTS_PATH.name), write_table(checks, args.out_dir / CHECKS_PATH.name)]
     write_record(record_path(args.out_dir, "verdicts"), step="study verdicts", config={"notebooks": notebooks},
-                 seed=None, tables=[path])
+                 seed=None, tables=paths)
     return 0

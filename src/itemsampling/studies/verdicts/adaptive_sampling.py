@@ -221,21 +221,13 @@ def claims(table: Callable[[str], pd.DataFrame]) -> list[Claim]:
     n = int(blind["sample_size"].iloc[0])
     first = blind_spot_first(blind)
     holds, cases = _count(first > 0.5)
-    rows.append(Claim(
-        PAPER, f"With n = {n} sampled items most held-out items are ranked first in the sample set (r = 1).",
-        "Fig. 1 (top), §4.1", every, _of(holds, cases, "(dataset, model) with a share above 50%"),
-        "most (EASE, ml-20m)", share_verdict(holds, cases),
-        f"Rule: the expected share of users at r = 1 with n = {n}, exact from the global ranks, above 50% "
+    rows.append(Claim(paper=PAPER, claim=f"With n = {n} sampled items most held-out items are ranked first in the sample set (r = 1).", quote=f"With n = {n} sampled items most held-out items are ranked first in the sample set (r = 1).", source="Fig. 1 (top), §4.1", dataset=every, our_value=_of(holds, cases, "(dataset, model) with a share above 50%"), paper_value="most (EASE, ml-20m)", verdict=share_verdict(holds, cases), reason=f"Rule: the expected share of users at r = 1 with n = {n}, exact from the global ranks, above 50% "
         f"(reproduced for 90% of the pairs, partly for 50%). Ours: {_pct(first.min())} to {_pct(first.max())} "
         f"({'/'.join(first.idxmin())} to {'/'.join(first.idxmax())}). Our datasets and models rank fewer held-out "
         "items among the top N/n of all items than EASE on ml-20m does."))
     shape = blind_spot_shape(by_k)
     holds, cases = _count(shape)
-    rows.append(Claim(
-        PAPER, "The fixed-size MLE's error grows as K gets small (the blind spot).", "Fig. 1 (bottom), §4.1",
-        every, _of(holds, cases, "(dataset, model, metric)"), "error largest at small K (EASE, ml-20m)",
-        share_verdict(holds, cases),
-        f"Rule: relative error of MLE with n = {n} at the smallest K above its error at the largest K "
+    rows.append(Claim(paper=PAPER, claim="The fixed-size MLE's error grows as K gets small (the blind spot).", quote="The fixed-size MLE's error grows as K gets small (the blind spot).", source="Fig. 1 (bottom), §4.1", dataset=every, our_value=_of(holds, cases, "(dataset, model, metric)"), paper_value="error largest at small K (EASE, ml-20m)", verdict=share_verdict(holds, cases), reason=f"Rule: relative error of MLE with n = {n} at the smallest K above its error at the largest K "
         f"(mean over the repeats). By dataset: {_by_dataset(shape)}."))
     premise = premise_at_small_k(by_k)
     holds, cases = _count(premise["holds"])
@@ -243,11 +235,9 @@ def claims(table: Callable[[str], pd.DataFrame]) -> list[Claim]:
     worst = gap.idxmax() if gap.notna().any() else None
     largest = ("" if worst is None else f"Largest gap: {'/'.join(worst)}, {_pct(premise.loc[worst, 'adaptive'])} "
                f"against {_pct(premise.loc[worst, 'fixed'])}. ")
-    rows.append(Claim(
-        PAPER, "Adaptive sampling repairs the blind spot: at small K the adaptive MLE is more accurate than "
-        f"the MLE with a fixed sample of n = {n}.", "§4.1, §5 (Tables 7, 11)", every,
-        _of(holds, cases, "(dataset, model) at K = 1"), "", share_verdict(holds, cases),
-        f"Rule: relative error at K = 1 (Recall@1 = NDCG@1, counted once per pair), adaptive MLE (n_0 = 100 up to "
+    rows.append(Claim(paper=PAPER, claim="Adaptive sampling repairs the blind spot: at small K the adaptive MLE is more accurate than "
+        f"the MLE with a fixed sample of n = {n}.", quote="Adaptive sampling repairs the blind spot: at small K the adaptive MLE is more accurate than "
+        f"the MLE with a fixed sample of n = {n}.", source="§4.1, §5 (Tables 7, 11)", dataset=every, our_value=_of(holds, cases, "(dataset, model) at K = 1"), paper_value="", verdict=share_verdict(holds, cases), reason=f"Rule: relative error at K = 1 (Recall@1 = NDCG@1, counted once per pair), adaptive MLE (n_0 = 100 up to "
         f"n_max) below MLE with n = {n}, mean over the repeats. By dataset: {_by_dataset(premise['holds'])}. "
         f"{largest}The exact Recall@1 of our models is small (table rank_shape), so "
         "a few users decide the error at K = 1; the sensitivity rows below test EM steps, sizes and the "
@@ -257,11 +247,9 @@ def claims(table: Callable[[str], pd.DataFrame]) -> list[Claim]:
     growth = knee(cost)
     testable = growth[growth["testable"]]
     holds, cases = _count(testable["holds"])
-    rows.append(Claim(
-        PAPER, "The sampling cost C_j rises quickly once n_j passes about 12.4% of the items (a knee that "
-        "suggests n_max between 10% and 15% of N).", "Fig. 2, §4.3 (eq. 13)", every,
-        _of(holds, cases, "(dataset, model) with a knee"), "knee at 12.4% (EASE, yelp)", share_verdict(holds, cases),
-        f"Rule: median growth of C_j per doubling of n_j past {KNEE_FRACTION:.1%} of the items at least "
+    rows.append(Claim(paper=PAPER, claim="The sampling cost C_j rises quickly once n_j passes about 12.4% of the items (a knee that "
+        "suggests n_max between 10% and 15% of N).", quote="The sampling cost C_j rises quickly once n_j passes about 12.4% of the items (a knee that "
+        "suggests n_max between 10% and 15% of N).", source="Fig. 2, §4.3 (eq. 13)", dataset=every, our_value=_of(holds, cases, "(dataset, model) with a knee"), paper_value="knee at 12.4% (EASE, yelp)", verdict=share_verdict(holds, cases), reason=f"Rule: median growth of C_j per doubling of n_j past {KNEE_FRACTION:.1%} of the items at least "
         f"{KNEE_FACTOR:g} times the median growth before it (exact expected costs; capped last levels left out). "
         f"Ours: growth {testable['growth_before'].median():.2g} before and {testable['growth_after'].median():.2g} "
         "after (medians over the pairs)"
@@ -273,11 +261,9 @@ def claims(table: Callable[[str], pd.DataFrame]) -> list[Claim]:
     n_max = table("adaptive_sizes").groupby("dataset", sort=False)["n_max"].max()
     holds, cases = _count(fewer)
     spent = ours.drop_duplicates(["dataset", "model"])
-    rows.append(Claim(
-        PAPER, "Adaptive sampling uses fewer items per user than the fixed-size estimators (200-300 vs 500 on "
-        "pinterest-20 and yelp).", "§5, Tables 7, 11", every, _of(holds, cases, "(dataset, model)"),
-        _of(*_count(fewer_paper), "(dataset, model)"), share_verdict(holds, cases),
-        f"Rule: the adaptive MLE's average items per user below the fixed n. By dataset: {_by_dataset(fewer)}; "
+    rows.append(Claim(paper=PAPER, claim="Adaptive sampling uses fewer items per user than the fixed-size estimators (200-300 vs 500 on "
+        "pinterest-20 and yelp).", quote="Adaptive sampling uses fewer items per user than the fixed-size estimators (200-300 vs 500 on "
+        "pinterest-20 and yelp).", source="§5, Tables 7, 11", dataset=every, our_value=_of(holds, cases, "(dataset, model)"), paper_value=_of(*_count(fewer_paper), "(dataset, model)"), verdict=share_verdict(holds, cases), reason=f"Rule: the adaptive MLE's average items per user below the fixed n. By dataset: {_by_dataset(fewer)}; "
         f"ours {spent['adaptive_items'].min():.3g}-{spent['adaptive_items'].max():.3g} items per user; the fixed "
         "n and n_max as shares of the items: "
         + ", ".join(f"{d} {_pct(spent.loc[spent['dataset'] == d, 'fixed_items'].iloc[0] / n_items[d])} and "
@@ -286,19 +272,13 @@ def claims(table: Callable[[str], pd.DataFrame]) -> list[Claim]:
         "the catalogue that is."))
     better, better_paper = more_accurate(ours), more_accurate(theirs)
     holds, cases = _count(better)
-    rows.append(Claim(
-        PAPER, "The adaptive MLE is more accurate than every fixed-size estimator (BV_MES, BV_MLE, MN_MES, "
-        "MN_MLE).", "§5, Tables 7, 11", every, _of(holds, cases, "(dataset, model, metric)"),
-        _of(*_count(better_paper), "(dataset, model, metric)"), share_verdict(holds, cases),
-        f"Rule: average relative error over K = 1..50 below the best fixed-size estimator's, mean over the "
+    rows.append(Claim(paper=PAPER, claim="The adaptive MLE is more accurate than every fixed-size estimator (BV_MES, BV_MLE, MN_MES, "
+        "MN_MLE).", quote="The adaptive MLE is more accurate than every fixed-size estimator (BV_MES, BV_MLE, MN_MES, "
+        "MN_MLE).", source="§5, Tables 7, 11", dataset=every, our_value=_of(holds, cases, "(dataset, model, metric)"), paper_value=_of(*_count(better_paper), "(dataset, model, metric)"), verdict=share_verdict(holds, cases), reason=f"Rule: average relative error over K = 1..50 below the best fixed-size estimator's, mean over the "
         f"repeats. By dataset: {_by_dataset(better)}."))
     both, both_paper = more_accurate_with_fewer_items(ours), more_accurate_with_fewer_items(theirs)
     holds, cases = _count(both)
-    rows.append(Claim(
-        PAPER, "Adaptive sampling is more accurate with fewer items per user (efficient and effective).",
-        "§5, Tables 7, 11", every, _of(holds, cases, "(dataset, model, metric)"),
-        _of(*_count(both_paper), "(dataset, model, metric)"), share_verdict(holds, cases),
-        f"Rule: more accurate than the best fixed-size estimator and fewer items per user than its n. By "
+    rows.append(Claim(paper=PAPER, claim="Adaptive sampling is more accurate with fewer items per user (efficient and effective).", quote="Adaptive sampling is more accurate with fewer items per user (efficient and effective).", source="§5, Tables 7, 11", dataset=every, our_value=_of(holds, cases, "(dataset, model, metric)"), paper_value=_of(*_count(both_paper), "(dataset, model, metric)"), verdict=share_verdict(holds, cases), reason=f"Rule: more accurate than the best fixed-size estimator and fewer items per user than its n. By "
         f"dataset: {_by_dataset(both)}. The median ratio of items, {(ours['adaptive_items'] / ours['fixed_items']).median():.2g}, "
         "hides the datasets where the adaptive run uses more items than the fixed n."))
     size = error_as_paper(fva)
@@ -306,15 +286,9 @@ def claims(table: Callable[[str], pd.DataFrame]) -> list[Claim]:
     claim = ("The adaptive MLE's average relative error over K = 1..50 on pinterest-20 and yelp (below 2% on "
              "pinterest-20).")
     if size.empty:
-        rows.append(Claim(PAPER, claim, "Tables 7, 11", "none", "", "", "not testable here",
-                          "None of our stand-ins for pinterest-20 and yelp is in this run."))
+        rows.append(Claim(paper=PAPER, claim=claim, quote=claim, source="Tables 7, 11", dataset="none", our_value="", paper_value="", verdict="not testable here", reason="None of our stand-ins for pinterest-20 and yelp is in this run."))
     else:
-        rows.append(Claim(
-            PAPER, claim, "Tables 7, 11", ", ".join(dict.fromkeys(size["dataset"])),
-            f"{_pct(size['mean'].min())}-{_pct(size['mean'].max())}",
-            f"{_pct(size['paper_percent'].min() / 100)}-{_pct(size['paper_percent'].max() / 100)}",
-            share_verdict(holds, cases),
-            f"Rule: our error within a factor {ERROR_FACTOR:g} of the paper's, per (dataset, model, metric): "
+        rows.append(Claim(paper=PAPER, claim=claim, quote=claim, source="Tables 7, 11", dataset=", ".join(dict.fromkeys(size["dataset"])), our_value=f"{_pct(size['mean'].min())}-{_pct(size['mean'].max())}", paper_value=f"{_pct(size['paper_percent'].min() / 100)}-{_pct(size['paper_percent'].max() / 100)}", verdict=share_verdict(holds, cases), reason=f"Rule: our error within a factor {ERROR_FACTOR:g} of the paper's, per (dataset, model, metric): "
             f"{holds} of {cases}. Our stand-ins are other versions of the paper's datasets and our models are "
             "our own, so the size of the error can only agree in order of magnitude."))
     win = table("winners")
@@ -323,11 +297,7 @@ def claims(table: Callable[[str], pd.DataFrame]) -> list[Claim]:
         columns={"paper_dataset": "dataset", "paper_correct": "correct"})
     found_paper = winners_found(paper_wins)
     holds, cases = _count(found)
-    rows.append(Claim(
-        PAPER, "The adaptive MLE finds the best model at least as often as the fixed-size estimators.",
-        "§5, Tables 3, 8", every, _of(holds, cases, "(dataset, metric, K)"),
-        _of(*_count(found_paper), "(dataset, metric, K)"), share_verdict(holds, cases),
-        f"Rule: correct winners of the adaptive MLE at least those of the best fixed-size estimator, per "
+    rows.append(Claim(paper=PAPER, claim="The adaptive MLE finds the best model at least as often as the fixed-size estimators.", quote="The adaptive MLE finds the best model at least as often as the fixed-size estimators.", source="§5, Tables 3, 8", dataset=every, our_value=_of(holds, cases, "(dataset, metric, K)"), paper_value=_of(*_count(found_paper), "(dataset, metric, K)"), verdict=share_verdict(holds, cases), reason=f"Rule: correct winners of the adaptive MLE at least those of the best fixed-size estimator, per "
         f"(dataset, metric, K). By dataset: {_by_dataset(found)}. Where the two best models are far apart every "
         "method finds the winner in every repeat, and the claim holds trivially."))
     rows += _sensitivity_claims(table, n)
@@ -343,20 +313,15 @@ def _sensitivity_claims(table: Callable[[str], pd.DataFrame], n: int) -> list[Cl
     steps = sensitivity_premise(em, n)
     by_steps = steps["holds"].groupby(level="em_steps", sort=False).agg(["sum", "size"])
     holds, cases = _count(steps["holds"])
-    rows.append(Claim(
-        PAPER, "The premise at small K holds for the adaptive MLE of App. G whatever the number of EM steps "
-        "(the authors' code: 50 steps adaptive, 100 fixed).", "App. G; §4.2", scope,
-        _of(holds, cases, "(dataset, model, EM steps) at K = 1"), "", share_verdict(holds, cases),
-        f"Rule: relative error at K = 1 of the adaptive MLE below MLE's with n = {n}, both with the same EM "
+    rows.append(Claim(paper=PAPER, claim="The premise at small K holds for the adaptive MLE of App. G whatever the number of EM steps "
+        "(the authors' code: 50 steps adaptive, 100 fixed).", quote="The premise at small K holds for the adaptive MLE of App. G whatever the number of EM steps "
+        "(the authors' code: 50 steps adaptive, 100 fixed).", source="App. G; §4.2", dataset=scope, our_value=_of(holds, cases, "(dataset, model, EM steps) at K = 1"), paper_value="", verdict=share_verdict(holds, cases), reason=f"Rule: relative error at K = 1 of the adaptive MLE below MLE's with n = {n}, both with the same EM "
         "steps from the uniform start, mean over the repeats. By EM steps: "
         + ", ".join(f"{s} {int(r['sum'])}/{int(r['size'])}" for s, r in by_steps.iterrows()) + "."))
     sizes = sensitivity_premise(em, n, table("sensitivity_sizes"), ("n0", "n_max"), "100")
     by_size = sizes["holds"].groupby(level=["n0", "n_max"], sort=False).agg(["sum", "size"])
     holds, cases = _count(sizes["holds"])
-    rows.append(Claim(
-        PAPER, "The premise at small K holds for other initial and terminal sizes n_0 and n_max.", "§4.3", scope,
-        _of(holds, cases, "(dataset, model, n_0, n_max) at K = 1"), "", share_verdict(holds, cases),
-        f"Rule: relative error at K = 1 of the adaptive MLE (100 EM steps) below MLE's with n = {n} (100 steps). "
+    rows.append(Claim(paper=PAPER, claim="The premise at small K holds for other initial and terminal sizes n_0 and n_max.", quote="The premise at small K holds for other initial and terminal sizes n_0 and n_max.", source="§4.3", dataset=scope, our_value=_of(holds, cases, "(dataset, model, n_0, n_max) at K = 1"), paper_value="", verdict=share_verdict(holds, cases), reason=f"Rule: relative error at K = 1 of the adaptive MLE (100 EM steps) below MLE's with n = {n} (100 steps). "
         "By (n_0, n_max): " + ", ".join(f"({a}, {b}) {int(r['sum'])}/{int(r['size'])}"
                                         for (a, b), r in by_size.iterrows()) + "."))
     conv = table("sensitivity_convention")
@@ -367,11 +332,9 @@ def _sensitivity_claims(table: Callable[[str], pd.DataFrame], n: int) -> list[Cl
     metric = conv["metric"].iloc[0]
     sel = conv[conv["metric"] == metric].set_index(["dataset", "model", "convention", "em_steps"])["k1_mean"]
     shift = (sel.xs("negatives_as_size", level="convention") / sel.xs("negatives", level="convention") - 1).abs()
-    rows.append(Claim(
-        PAPER, "The premise at small K holds as the authors' code runs it (n stored as the number of sampled "
-        "items and read as the set size, 50 EM steps).", "code of AAAI'23 (adaptive sampling and estimator)",
-        scope, _of(holds, cases, "(dataset, model) at K = 1"), "", share_verdict(holds, cases),
-        f"Rule: relative error at K = 1 of that adaptive MLE below MLE's with n = {n} (100 EM steps). Reading n "
+    rows.append(Claim(paper=PAPER, claim="The premise at small K holds as the authors' code runs it (n stored as the number of sampled "
+        "items and read as the set size, 50 EM steps).", quote="The premise at small K holds as the authors' code runs it (n stored as the number of sampled "
+        "items and read as the set size, 50 EM steps).", source="code of AAAI'23 (adaptive sampling and estimator)", dataset=scope, our_value=_of(holds, cases, "(dataset, model) at K = 1"), paper_value="", verdict=share_verdict(holds, cases), reason=f"Rule: relative error at K = 1 of that adaptive MLE below MLE's with n = {n} (100 EM steps). Reading n "
         f"one too small changes the error at K = 1 by at most {_pct(shift.max())} of itself (over pairs and EM "
         "steps)" + (": the convention does not explain the gap." if shift.max() < 0.1 else ".")))
     return rows

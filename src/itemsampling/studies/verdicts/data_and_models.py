@@ -50,8 +50,5 @@ def claims(table: Callable[[str], pd.DataFrame]) -> list[Claim]:
                      "compare with the paper's only in kind."))
         if not same and bottom is not None and row.dataset == most_isolated:
             reason += f" {sinking_note(bottom, row.dataset)}"
-        out.append(Claim(PAPER, f"The {row.paper_dataset} dataset of the papers' experiments", "Table 4",
-                         row.dataset, ", ".join(f"{mine[c]:,} {c}" for c in COUNTS),
-                         ", ".join(f"{theirs[c]:,} {c}" for c in COUNTS),
-                         "reproduced" if same else "not testable here", reason))
+        out.append(Claim(paper=PAPER, claim=f"The {row.paper_dataset} dataset of the papers' experiments", quote=f"The {row.paper_dataset} dataset of the papers' experiments", source="Table 4", dataset=row.dataset, our_value=", ".join(f"{mine[c]:,} {c}" for c in COUNTS), paper_value=", ".join(f"{theirs[c]:,} {c}" for c in COUNTS), verdict="reproduced" if same else "not testable here", reason=reason))
     return out

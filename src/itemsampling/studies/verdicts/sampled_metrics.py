@@ -54,23 +54,12 @@ def _toy_claims(table: Callable[[str], pd.DataFrame]) -> list[Claim]:
     auc_kept = bool((flips[flips["metric"] == "auc"]["recommender_sampled"]
                      == flips[flips["metric"] == "auc"]["recommender_exact"]).all())
     return [
-        Claim(PAPER, "Exact AP, NDCG, Recall@10 and AUC of the toy recommenders A, B, C", "Table 1", "toy",
-              f"max |ours - paper| {gap1:.4f}", "printed to 3 decimals",
-              "reproduced" if gap1 <= TOY_ROUNDING + 1e-12 else "not reproduced",
-              f"rule: every value within the printed rounding ({TOY_ROUNDING}); largest difference {gap1:.4f} "
+        Claim(paper=PAPER, claim="Exact AP, NDCG, Recall@10 and AUC of the toy recommenders A, B, C", quote="Exact AP, NDCG, Recall@10 and AUC of the toy recommenders A, B, C", source="Table 1", dataset="toy", our_value=f"max |ours - paper| {gap1:.4f}", paper_value="printed to 3 decimals", verdict="reproduced" if gap1 <= TOY_ROUNDING + 1e-12 else "not reproduced", reason=f"rule: every value within the printed rounding ({TOY_ROUNDING}); largest difference {gap1:.4f} "
               f"over {len(t1)} values"),
-        Claim(PAPER, "Sampled metrics of the toy recommenders, mean over repeats (m = 99)", "Table 2", "toy",
-              f"{within} of {len(t2)} expectations within 3 se + rounding of the paper's means",
-              "mean ± std of 1,000 draws", share_verdict(within, len(t2), reproduced=0.95, partly=0.5),
-              f"rule: |E[sampled metric] (eq. 16) - paper mean| <= 3 paper_std / sqrt({PAPER_TOY_REPEATS}) + "
+        Claim(paper=PAPER, claim="Sampled metrics of the toy recommenders, mean over repeats (m = 99)", quote="Sampled metrics of the toy recommenders, mean over repeats (m = 99)", source="Table 2", dataset="toy", our_value=f"{within} of {len(t2)} expectations within 3 se + rounding of the paper's means", paper_value="mean ± std of 1,000 draws", verdict=share_verdict(within, len(t2), reproduced=0.95, partly=0.5), reason=f"rule: |E[sampled metric] (eq. 16) - paper mean| <= 3 paper_std / sqrt({PAPER_TOY_REPEATS}) + "
               f"{TOY_ROUNDING} (the paper's Monte Carlo error and rounding) for at least 95 % of the {len(t2)} "
               f"values, half for partly; {within} are"),
-        Claim(PAPER, "On sampled AP, NDCG and Recall the best toy recommender changes; AUC keeps its winner",
-              "§3.2, Tables 1-2", "toy",
-              f"winner changes on {', '.join(sorted(changed['metric']))}; AUC {'kept' if auc_kept else 'changed'}",
-              "changes on AP, NDCG, Recall; AUC kept",
-              "reproduced" if auc_kept and set(changed["metric"]) == {"ap", "ndcg", "recall"} else "not reproduced",
-              "rule: the recommender with the largest mean sampled metric differs from the exact winner on AP, NDCG "
+        Claim(paper=PAPER, claim="On sampled AP, NDCG and Recall the best toy recommender changes; AUC keeps its winner", quote="On sampled AP, NDCG and Recall the best toy recommender changes; AUC keeps its winner", source="§3.2, Tables 1-2", dataset="toy", our_value=f"winner changes on {', '.join(sorted(changed['metric']))}; AUC {'kept' if auc_kept else 'changed'}", paper_value="changes on AP, NDCG, Recall; AUC kept", verdict="reproduced" if auc_kept and set(changed["metric"]) == {"ap", "ndcg", "recall"} else "not reproduced", reason="rule: the recommender with the largest mean sampled metric differs from the exact winner on AP, NDCG "
               "and Recall@10 and not on AUC"),
     ]
 
@@ -82,10 +71,9 @@ def _fig5_claims(table: Callable[[str], pd.DataFrame], dataset: str) -> list[Cla
     for row in text.itertuples():
         where = f"§6.1 on Fig. 5 ({row.subject}, {row.quantity.replace('_', ' ')})"
         if row.quantity not in ranks.columns:
-            out.append(Claim(PAPER, f"{row.subject}: {row.quantity.replace('_', ' ')} users "
-                                    f"{row.relation} {int(row.paper_value)}", where, dataset, "",
-                             f"{row.relation} {int(row.paper_value)}", "not testable here",
-                             "the paper does not give the width of the bucket of its histogram, so the count "
+            out.append(Claim(paper=PAPER, claim=f"{row.subject}: {row.quantity.replace('_', ' ')} users "
+                                    f"{row.relation} {int(row.paper_value)}", quote=f"{row.subject}: {row.quantity.replace('_', ' ')} users "
+                                    f"{row.relation} {int(row.paper_value)}", source=where, dataset=dataset, our_value="", paper_value=f"{row.relation} {int(row.paper_value)}", verdict="not testable here", reason="the paper does not give the width of the bucket of its histogram, so the count "
                              "cannot be recomputed"))
             continue
         ours = int(ranks.at[row.subject, row.quantity])
@@ -97,10 +85,9 @@ def _fig5_claims(table: Callable[[str], pd.DataFrame], dataset: str) -> list[Cla
             holds = ours < row.paper_value if row.relation == "<" else ours > row.paper_value
             verdict = "reproduced" if holds else "not reproduced"
             rule = f"the inequality holds for our count ({ours} {row.relation} {int(row.paper_value)}: {holds})"
-        out.append(Claim(PAPER, f"{row.subject}: {row.quantity.replace('_', ' ')} users {row.relation} "
-                                f"{int(row.paper_value)} (of {int(ranks.at[row.subject, 'users'])})",
-                         where, dataset, str(ours), f"{row.relation} {int(row.paper_value)}", verdict,
-                         f"rule: {rule}; our recommenders are re-implementations trained with our own seed"))
+        out.append(Claim(paper=PAPER, claim=f"{row.subject}: {row.quantity.replace('_', ' ')} users {row.relation} "
+                                f"{int(row.paper_value)} (of {int(ranks.at[row.subject, 'users'])})", quote=f"{row.subject}: {row.quantity.replace('_', ' ')} users {row.relation} "
+                                f"{int(row.paper_value)} (of {int(ranks.at[row.subject, 'users'])})", source=where, dataset=dataset, our_value=str(ours), paper_value=f"{row.relation} {int(row.paper_value)}", verdict=verdict, reason=f"rule: {rule}; our recommenders are re-implementations trained with our own seed"))
     return out
 
 
@@ -117,9 +104,7 @@ def _table3_claims(table: Callable[[str], pd.DataFrame], dataset: str) -> list[C
         largest = float(worst["gap"])
         verdict = ("reproduced" if largest <= EXACT_TOLERANCE_PP else
                    "partly" if largest <= 3 * EXACT_TOLERANCE_PP else "not reproduced")
-        out.append(Claim(PAPER, f"Exact Recall@10, NDCG, AP and AUC of recommender {recommender}", "Table 3",
-                         dataset, f"max |ours - paper| {largest:.2f} pp ({worst['metric']})", "Table 3, exact column",
-                         verdict, f"rule: every exact metric within {EXACT_TOLERANCE_PP:g} percentage point of the "
+        out.append(Claim(paper=PAPER, claim=f"Exact Recall@10, NDCG, AP and AUC of recommender {recommender}", quote=f"Exact Recall@10, NDCG, AP and AUC of recommender {recommender}", source="Table 3", dataset=dataset, our_value=f"max |ours - paper| {largest:.2f} pp ({worst['metric']})", paper_value="Table 3, exact column", verdict=verdict, reason=f"rule: every exact metric within {EXACT_TOLERANCE_PP:g} percentage point of the "
                                   f"paper's ({3 * EXACT_TOLERANCE_PP:g} for partly); our {recommender} is a "
                                   "re-implementation of §9 trained with our own seed (the sensitivity tables test "
                                   "the readings of eqs. 27-30 and the tie rules)"))
@@ -130,14 +115,8 @@ def _table3_claims(table: Callable[[str], pd.DataFrame], dataset: str) -> list[C
                     for metric in (*TOP_METRICS, "auc")}
     flipped = [m for m in TOP_METRICS if not sampled.at[m, "agrees"]]
     auc_kept = bool(sampled.at["auc", "agrees"])
-    out.append(Claim(
-        PAPER, "Sampled Recall, NDCG and AP (m = 100) order the recommenders unlike the exact metrics; AUC does not",
-        "§6.2, Table 3", dataset,
-        f"changed on {', '.join(flipped) or 'none'}; AUC {'kept' if auc_kept else 'changed'}",
-        f"changed on {', '.join(m for m in TOP_METRICS if paper_orders[m]) or 'none'}; AUC "
-        f"{'changed' if paper_orders['auc'] else 'kept'}",
-        "reproduced" if auc_kept and len(flipped) == len(TOP_METRICS) else "partly" if flipped else "not reproduced",
-        f"rule: the order of the mean sampled metric differs from the exact order on all three top-heavy metrics and "
+    out.append(Claim(paper=PAPER, claim="Sampled Recall, NDCG and AP (m = 100) order the recommenders unlike the exact metrics; AUC does not", quote="Sampled Recall, NDCG and AP (m = 100) order the recommenders unlike the exact metrics; AUC does not", source="§6.2, Table 3", dataset=dataset, our_value=f"changed on {', '.join(flipped) or 'none'}; AUC {'kept' if auc_kept else 'changed'}", paper_value=f"changed on {', '.join(m for m in TOP_METRICS if paper_orders[m]) or 'none'}; AUC "
+        f"{'changed' if paper_orders['auc'] else 'kept'}", verdict="reproduced" if auc_kept and len(flipped) == len(TOP_METRICS) else "partly" if flipped else "not reproduced", reason=f"rule: the order of the mean sampled metric differs from the exact order on all three top-heavy metrics and "
         f"not on AUC (partly: on some). Exact Recall@10 order: ours {sampled.at['recall', 'exact_order']}, sampled "
         f"{sampled.at['recall', 'order']}; the paper's exact {_order(paper_means.loc[('recall', 'exact')])}, sampled "
         f"{_order(paper_means.loc[('recall', 'sampled')])}: the inconsistency holds, but which recommender gains "
@@ -146,11 +125,7 @@ def _table3_claims(table: Callable[[str], pd.DataFrame], dataset: str) -> list[C
     holds = int(advised["agrees"].sum())
     paper_holds = sum(_order(paper_means.loc[(m, method)]) == _order(paper_means.loc[(m, "exact")])
                       for m in TOP_METRICS for method in ADVISED)
-    out.append(Claim(
-        PAPER, "Corrected metrics (CLS, BV with gamma <= 0.1) order the recommenders as the exact metric on average",
-        "§6.2, Table 3", dataset, f"{holds} of {len(advised)} (method, metric) orders right",
-        f"{paper_holds} of {len(TOP_METRICS) * len(ADVISED)}", share_verdict(holds, len(advised)),
-        f"rule: share of the {len(advised)} (correction, metric) pairs of Recall@10, NDCG and AP whose mean over the "
+    out.append(Claim(paper=PAPER, claim="Corrected metrics (CLS, BV with gamma <= 0.1) order the recommenders as the exact metric on average", quote="Corrected metrics (CLS, BV with gamma <= 0.1) order the recommenders as the exact metric on average", source="§6.2, Table 3", dataset=dataset, our_value=f"{holds} of {len(advised)} (method, metric) orders right", paper_value=f"{paper_holds} of {len(TOP_METRICS) * len(ADVISED)}", verdict=share_verdict(holds, len(advised)), reason=f"rule: share of the {len(advised)} (correction, metric) pairs of Recall@10, NDCG and AP whose mean over the "
         "runs orders X, Y, Z as the exact metric (reproduced >= 90 %, partly >= 50 %)"))
     return out
 
@@ -168,23 +143,13 @@ def _table4_claims(table: Callable[[str], pd.DataFrame], dataset: str) -> list[C
     paper_better, paper_same, paper_worse = (int(default[f"rank_estimate_paper_{w}"]) for w in ("better", "same", "worse"))
     comparisons = len(sampled)
     return [
-        Claim(PAPER, "The uncorrected sampled metric orders some pair of recommenders wrong in (nearly) every run",
-              "§6.2, Table 4", dataset, f"{wrong} of {comparisons} comparisons right in <= 10 % of runs",
-              f"{paper_wrong} of {comparisons}", "reproduced" if wrong > 0 else "not reproduced",
-              "rule: at least one Recall/NDCG/AP comparison is ordered right in at most 10 % of the runs. Which pair "
+        Claim(paper=PAPER, claim="The uncorrected sampled metric orders some pair of recommenders wrong in (nearly) every run", quote="The uncorrected sampled metric orders some pair of recommenders wrong in (nearly) every run", source="§6.2, Table 4", dataset=dataset, our_value=f"{wrong} of {comparisons} comparisons right in <= 10 % of runs", paper_value=f"{paper_wrong} of {comparisons}", verdict="reproduced" if wrong > 0 else "not reproduced", reason="rule: at least one Recall/NDCG/AP comparison is ordered right in at most 10 % of the runs. Which pair "
               "it is depends on the recommenders (the paper's X vs Y, ours "
               + (", ".join(sorted(set(sampled[sampled["fraction"] <= 0.1].pipe(
                   lambda t: t["recommender_a"] + " vs " + t["recommender_b"])))) or "none") + ")"),
-        Claim(PAPER, "BV with gamma = 0.1 orders the pairs right in most runs", "§6.2, Table 4", dataset,
-              f"{reliable} of {comparisons} comparisons right in >= 90 % of runs", f"{paper_reliable} of {comparisons}",
-              share_verdict(reliable, paper_reliable) if paper_reliable else "not testable here",
-              f"rule: BV 0.1's count of Recall/NDCG/AP comparisons right in at least 90 % of the runs, as a share of "
+        Claim(paper=PAPER, claim="BV with gamma = 0.1 orders the pairs right in most runs", quote="BV with gamma = 0.1 orders the pairs right in most runs", source="§6.2, Table 4", dataset=dataset, our_value=f"{reliable} of {comparisons} comparisons right in >= 90 % of runs", paper_value=f"{paper_reliable} of {comparisons}", verdict=share_verdict(reliable, paper_reliable) if paper_reliable else "not testable here", reason=f"rule: BV 0.1's count of Recall/NDCG/AP comparisons right in at least 90 % of the runs, as a share of "
               f"the paper's count (reproduced >= 90 %, partly >= 50 %). {_recall_gaps(table('table3'), merged)}"),
-        Claim(PAPER, "The rank estimate is strictly better than the uncorrected metric in all comparisons of Table 4",
-              "§6.2 on Table 4", dataset, f"better {better}, as good {same}, worse {worse} of {comparisons}",
-              f"better {paper_better}, as good {paper_same}, worse {paper_worse}",
-              "reproduced" if better == comparisons else "partly" if worse == 0 else "not reproduced",
-              "rule: better in every Recall/NDCG/AP comparison (partly: never worse). The paper's own Table 4 is "
+        Claim(paper=PAPER, claim="The rank estimate is strictly better than the uncorrected metric in all comparisons of Table 4", quote="The rank estimate is strictly better than the uncorrected metric in all comparisons of Table 4", source="§6.2 on Table 4", dataset=dataset, our_value=f"better {better}, as good {same}, worse {worse} of {comparisons}", paper_value=f"better {paper_better}, as good {paper_same}, worse {paper_worse}", verdict="reproduced" if better == comparisons else "partly" if worse == 0 else "not reproduced", reason="rule: better in every Recall/NDCG/AP comparison (partly: never worse). The paper's own Table 4 is "
               f"never worse but as good in {paper_same}; ours is worse where the uncorrected metric is right in "
               "every run: its bias happens to keep the exact order of those pairs"),
     ]
@@ -224,9 +189,7 @@ def _fig6_claims(table: Callable[[str], pd.DataFrame], dataset: str) -> list[Cla
             verdict = "reproduced" if 0.5 <= ratio <= 2 else "not reproduced"
             rule = f"within a factor 2 of the paper's m; ours is {ratio:.2g} times it"
         name = "uncorrected metric" if row.subject == "sampled" else row.subject.replace("bv_", "BV gamma = ")
-        out.append(Claim(PAPER, f"Sampled items the {name} needs to order {row.pair} right in expectation",
-                         "§6.2 on Fig. 6", dataset, ours_text, str(int(row.paper_value)), verdict,
-                         f"rule: {rule}. The m a pair needs depends on the gap between the two recommenders' exact "
+        out.append(Claim(paper=PAPER, claim=f"Sampled items the {name} needs to order {row.pair} right in expectation", quote=f"Sampled items the {name} needs to order {row.pair} right in expectation", source="§6.2 on Fig. 6", dataset=dataset, our_value=ours_text, paper_value=str(int(row.paper_value)), verdict=verdict, reason=f"rule: {rule}. The m a pair needs depends on the gap between the two recommenders' exact "
                          "metrics, which differs between the paper's models and ours"))
     return out
 
@@ -240,7 +203,6 @@ def claims(table: Callable[[str], pd.DataFrame]) -> list[Claim]:
     dataset = str(table("table3")["dataset"].iloc[0])
     out = _toy_claims(table)
     if dataset != "ml-1m":
-        return [*out, Claim(PAPER, "The MovieLens results (Fig. 5, Tables 3-4, Fig. 6)", "§6", dataset, "", "",
-                            "not testable here", "the paper reports ml-1m only; the study ran on " + dataset)]
+        return [*out, Claim(paper=PAPER, claim="The MovieLens results (Fig. 5, Tables 3-4, Fig. 6)", quote="The MovieLens results (Fig. 5, Tables 3-4, Fig. 6)", source="§6", dataset=dataset, our_value="", paper_value="", verdict="not testable here", reason="the paper reports ml-1m only; the study ran on " + dataset)]
     return [*out, *_fig5_claims(table, dataset), *_table3_claims(table, dataset), *_table4_claims(table, dataset),
             *_fig6_claims(table, dataset)]

@@ -60,17 +60,13 @@ def bias_ranking(at_k: pd.DataFrame) -> list[Claim]:
              ["ml-1m", "citeulike-a"])):
         mine = ours[ours["dataset"].isin(datasets)]
         if mine.empty:
-            rows.append(Claim("jin2021aaai", claim, source, ", ".join(datasets), "", "", "not testable here",
-                              "These datasets were not run."))
+            rows.append(Claim(paper="jin2021aaai", claim=claim, quote=claim, source=source, dataset=", ".join(datasets), our_value="", paper_value="", verdict="not testable here", reason="These datasets were not run."))
             continue
         theirs = _paper_bias(datasets)
         held, cases = count_cases(mine, test)
         p_held, p_cases = count_cases(theirs, test)
         worst = mine.loc[mine.groupby(["dataset", "model", "metric"])["bias"].idxmax(), "estimator"].value_counts()
-        rows.append(Claim(
-            "jin2021aaai", claim, source, ", ".join(datasets), f"{held} of {cases}", f"{p_held} of {p_cases}",
-            share_verdict(held, cases),
-            f"Share of (dataset, model, metric) at n = 100 where it holds, ours {held}/{cases}, the paper's "
+        rows.append(Claim(paper="jin2021aaai", claim=claim, quote=claim, source=source, dataset=", ".join(datasets), our_value=f"{held} of {cases}", paper_value=f"{p_held} of {p_cases}", verdict=share_verdict(held, cases), reason=f"Share of (dataset, model, metric) at n = 100 where it holds, ours {held}/{cases}, the paper's "
             f"{p_held}/{p_cases} by the same rule on its tables. Our most biased estimator: "
             + ", ".join(f"{e} in {c}" for e, c in worst.items()) + ". Our exact metrics are far lower than the "
             "paper's (section 'Why our exact metrics are lower'), so fewer users land at the top sampled ranks."))
@@ -92,9 +88,7 @@ def learned_variance(at_k: pd.DataFrame) -> Claim:
 
     held, cases = count_cases(ours, holds)
     p_held, p_cases = count_cases(theirs, holds)
-    return Claim("jin2021aaai", "MLE, WMLE and MES have a higher variance than BV", "Tables 2-3, §Experiments",
-                 "all four", f"{held} of {cases}", f"{p_held} of {p_cases}", share_verdict(held, cases),
-                 f"Share of (dataset, model, metric@10) at n = 100 where the mean std of MLE, WMLE and MES exceeds "
+    return Claim(paper="jin2021aaai", claim="MLE, WMLE and MES have a higher variance than BV", quote="MLE, WMLE and MES have a higher variance than BV", source="Tables 2-3, §Experiments", dataset="all four", our_value=f"{held} of {cases}", paper_value=f"{p_held} of {p_cases}", verdict=share_verdict(held, cases), reason=f"Share of (dataset, model, metric@10) at n = 100 where the mean std of MLE, WMLE and MES exceeds "
                  f"that of BV 0.1 and BV 0.01: ours {held}/{cases}, the paper's {p_held}/{p_cases}.")
 
 
@@ -121,11 +115,7 @@ def wmle_close_to_mle(readings: pd.DataFrame) -> Claim:
     listing = "; ".join(f"{r}: " + ", ".join(f"{s} {percent(gaps.loc[r, s])}" for s in gaps.columns)
                         for r in gaps.index)
     our = ", ".join(f"{s} {percent(v)}" for s, v in printed.items())
-    return Claim(
-        "jin2021aaai", "WMLE estimates are close to MLE's (1-3 % above them)", "Tables 2-3, eq. 22-23",
-        ", ".join(sorted(set(readings["dataset"]))) + " (ranks and simulated)",
-        f"gap {our}", f"gap {percent(paper_gap)}", verdict,
-        f"Gap = (mean WMLE − mean MLE) / exact at K = {int(readings['k'].iloc[0])}, averaged over models and metrics; "
+    return Claim(paper="jin2021aaai", claim="WMLE estimates are close to MLE's (1-3 % above them)", quote="WMLE estimates are close to MLE's (1-3 % above them)", source="Tables 2-3, eq. 22-23", dataset=", ".join(sorted(set(readings["dataset"]))) + " (ranks and simulated)", our_value=f"gap {our}", paper_value=f"gap {percent(paper_gap)}", verdict=verdict, reason=f"Gap = (mean WMLE − mean MLE) / exact at K = {int(readings['k'].iloc[0])}, averaged over models and metrics; "
         f"a reading fits when it is within a factor {FACTOR:g} of the paper's gap ({percent(paper_gap)}) on our ranks "
         f"and on simulated ranks at the paper's Recall@K. Readings that fit: {', '.join(fits) or 'none'}. "
         f"Gaps by reading and source: {listing}. The printed weight 1/log2(1 + r/C) tilts P̂ towards the top "
@@ -146,7 +136,5 @@ def kdd20_gamma_tradeoff(at_k: pd.DataFrame) -> Claim:
             "bv_0.1", "spread"]
 
     held, cases = count_cases(ours, holds)
-    return Claim("krichene2020kdd", "A smaller γ of BV gives less bias and more variance", "§5.2, eq. 24-26",
-                 "all four", f"{held} of {cases}", "", share_verdict(held, cases),
-                 f"Share of (dataset, model, metric@10) at n = 100 where BV 0.01 is less biased and more variable "
+    return Claim(paper="krichene2020kdd", claim="A smaller γ of BV gives less bias and more variance", quote="A smaller γ of BV gives less bias and more variance", source="§5.2, eq. 24-26", dataset="all four", our_value=f"{held} of {cases}", paper_value="", verdict=share_verdict(held, cases), reason=f"Share of (dataset, model, metric@10) at n = 100 where BV 0.01 is less biased and more variable "
                  f"than BV 0.1: {held}/{cases}.")

@@ -43,7 +43,7 @@ def our_bias(at_k: pd.DataFrame, n: int = 100) -> pd.DataFrame:
 
 def untestable(paper: str, claim: str, source: str, dataset: str, why: str) -> Claim:
     """A claim our data cannot test, and ``why``."""
-    return Claim(paper, claim, source, dataset, "", "", "not testable here", why)
+    return Claim(paper=paper, claim=claim, quote=claim, source=source, dataset=dataset, our_value="", paper_value="", verdict="not testable here", reason=why)
 
 
 def count_cases(frame: pd.DataFrame, holds: Callable[[pd.DataFrame], bool]) -> tuple[int, int]:

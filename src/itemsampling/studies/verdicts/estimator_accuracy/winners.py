@@ -44,13 +44,9 @@ def wmle_winners(wins: pd.DataFrame, at_k: pd.DataFrame) -> Claim:
     bias = our_bias(at_k)
     wmle_bias = bias[(bias["dataset"] == "ml-1m") & (bias["estimator"] == "wmle")]["bias"].mean()
     mle_bias = bias[(bias["dataset"] == "ml-1m") & (bias["estimator"] == "mle")]["bias"].mean()
-    return Claim(
-        "jin2021aaai", "WMLE picks the true winner most often; MLE and MES are comparable and slightly better "
-        "than BV 0.01", "Table 4", "ml-1m",
-        f"WMLE {percent(shares.loc['wmle', 'ours'])}, best {best} {percent(shares.loc[best, 'ours'])}",
-        f"WMLE {percent(shares.loc['wmle', 'paper'])}, best {p_best}",
-        "reproduced" if best == "wmle" else "not reproduced",
-        f"Share of repeats with the true winner over the paper's (metric, K) at n = 100; rule: WMLE has the highest. "
+    return Claim(paper="jin2021aaai", claim="WMLE picks the true winner most often; MLE and MES are comparable and slightly better "
+        "than BV 0.01", quote="WMLE picks the true winner most often; MLE and MES are comparable and slightly better "
+        "than BV 0.01", source="Table 4", dataset="ml-1m", our_value=f"WMLE {percent(shares.loc['wmle', 'ours'])}, best {best} {percent(shares.loc[best, 'ours'])}", paper_value=f"WMLE {percent(shares.loc['wmle', 'paper'])}, best {p_best}", verdict="reproduced" if best == "wmle" else "not reproduced", reason=f"Share of repeats with the true winner over the paper's (metric, K) at n = 100; rule: WMLE has the highest. "
         f"MLE {percent(shares.loc['mle', 'ours'])}, MES {percent(shares.loc['mes', 'ours'])}, BV 0.01 "
         f"{percent(shares.loc['bv_0.01', 'ours'])}. WMLE's share comes from a strongly biased estimator: its mean "
         f"relative bias of metric@10 on ml-1m is {percent(wmle_bias)} (MLE {percent(mle_bias)}); it overestimates every "
@@ -75,10 +71,7 @@ def winners_best(wins: pd.DataFrame) -> list[Claim]:
         top = list(shares["ours"].sort_values(ascending=False, kind="stable").index)
         theirs = shares["paper"].idxmax()
         verdict = "reproduced" if top[0] == theirs else "partly" if theirs in top[:2] else "not reproduced"
-        rows.append(Claim(
-            "jin2021aaai", "The estimator that picks the true winner most often", table, dataset,
-            f"{top[0]} {percent(shares.loc[top[0], 'ours'])}", f"{theirs} {percent(shares.loc[theirs, 'paper'])}", verdict,
-            "Share of repeats with the true winner over the paper's (metric, K) at n = 100; rule: same best "
+        rows.append(Claim(paper="jin2021aaai", claim="The estimator that picks the true winner most often", quote="The estimator that picks the true winner most often", source=table, dataset=dataset, our_value=f"{top[0]} {percent(shares.loc[top[0], 'ours'])}", paper_value=f"{theirs} {percent(shares.loc[theirs, 'paper'])}", verdict=verdict, reason="Share of repeats with the true winner over the paper's (metric, K) at n = 100; rule: same best "
             "estimator (reproduced), the paper's among our two best (partly). Ours: "
             + ", ".join(f"{m} {percent(v)}" for m, v in shares["ours"].items())
             + ". Our models and their leads differ from the paper's (table of true winners)."))
@@ -95,10 +88,6 @@ def winner_counts_aaai23(wins: pd.DataFrame) -> Claim:
     paper = paper_table("li2023aaai_winners")
     shares = _winner_shares(wins, paper[paper["method"] != "adaptive_mle"], datasets)
     close = (shares["ours"] - shares["paper"]).abs() <= 0.15
-    return Claim(
-        "li2023aaai", "BV_MES, BV_MLE, MN_MES and MN_MLE pick the true winner in most repeats", "Table 8",
-        dataset_names(datasets, "pinterest-subset, yelp-diffnet"), f"{percent(shares['ours'].mean())} on average", f"{percent(shares['paper'].mean())} on average",
-        share_verdict(int(close.sum()), len(close)),
-        f"Per (dataset, estimator) at n = 500 over the paper's (metric, K): ours within 15 points of the paper's in "
+    return Claim(paper="li2023aaai", claim="BV_MES, BV_MLE, MN_MES and MN_MLE pick the true winner in most repeats", quote="BV_MES, BV_MLE, MN_MES and MN_MLE pick the true winner in most repeats", source="Table 8", dataset=dataset_names(datasets, "pinterest-subset, yelp-diffnet"), our_value=f"{percent(shares['ours'].mean())} on average", paper_value=f"{percent(shares['paper'].mean())} on average", verdict=share_verdict(int(close.sum()), len(close)), reason=f"Per (dataset, estimator) at n = 500 over the paper's (metric, K): ours within 15 points of the paper's in "
         f"{int(close.sum())} of {len(close)}. " + "; ".join(
             f"{r.dataset} {r.method} {percent(r.ours)} vs {percent(r.paper)}" for r in shares.itertuples()) + ".")
