@@ -135,6 +135,7 @@ def _all_targets(n_items, ks=range(1, 51)):
     lambda: C.bv_operator(500, 40, gamma=0.01),
     lambda: C.mn_operator(500, 40, 200, prior=np.random.default_rng(0).dirichlet(np.ones(500))),
 ])
+@pytest.mark.blas_kernels
 def test_linear_operator_on_a_stack_equals_separate_solves(make):
     op = make()
     targets = _all_targets(500)  # 50 rows: every weight beyond K = 50 is zero

@@ -119,6 +119,7 @@ def test_wmle_weights_follow_the_metric_functions():
     assert wmle_weights([10], "ndcg", 10)[0] == pytest.approx(1.0)
 
 
+@pytest.mark.blas_kernels
 @pytest.mark.parametrize("scheme", ["binomial", "hypergeometric"])
 def test_banded_kernel_products_match_dense(scheme):
     rng = np.random.default_rng(0)
@@ -184,6 +185,7 @@ def test_em_stops_on_the_relative_tolerance(small_data):
     assert np.all(gains[:-1] > 1e-8 * np.abs(res.log_likelihood[1:-1]))
 
 
+@pytest.mark.blas_kernels
 @pytest.mark.parametrize("scheme", ["binomial", "hypergeometric"])
 def test_selected_columns_of_the_banded_kernel_are_the_columns(scheme):
     N, n = 20_000, 300
@@ -229,6 +231,7 @@ def test_banded_em_is_the_plain_em_iteration():
     assert np.all(np.diff(res.log_likelihood) >= -1e-12 * np.abs(res.log_likelihood[1:]))
 
 
+@pytest.mark.blas_kernels
 def test_em_runs_advanced_together_equal_each_run_alone():
     rng = np.random.default_rng(2)
     banded, K = _grouped_kernel(rng)
@@ -246,6 +249,7 @@ def test_em_runs_advanced_together_equal_each_run_alone():
         np.testing.assert_array_equal(res.log_likelihood, alone.log_likelihood)
 
 
+@pytest.mark.blas_kernels
 def test_stacked_em_runs_equal_each_run_alone_to_rounding():
     rng = np.random.default_rng(5)
     banded, K = _grouped_kernel(rng)
@@ -269,6 +273,7 @@ def test_stacked_em_runs_equal_each_run_alone_to_rounding():
         em_mixture_weights_stacked(banded, [EMProblem(c[:, 0], max_iter=0)])
 
 
+@pytest.mark.blas_kernels
 def test_em_estimates_of_draws_equal_each_draw_alone_to_rounding():
     rng = np.random.default_rng(6)
     n_items = 2_000 - rng.integers(0, 300, size=3_000)
@@ -304,6 +309,7 @@ def test_mle_and_mes_from_the_cached_band_equal_the_dense_computation():
     np.testing.assert_allclose(mes(sampled, N, n, cache=cache), mes(sampled, N, n), rtol=1e-8, atol=1e-300)
 
 
+@pytest.mark.blas_kernels
 def test_em_estimates_equal_each_function_alone():
     rng = np.random.default_rng(3)
     n_items = 2_000 - rng.integers(0, 300, size=4_000)
@@ -520,6 +526,7 @@ def test_init_without_support_raises():
         mle([1, 2], 50, 10, init=init)
 
 
+@pytest.mark.blas_kernels
 def test_stacked_em_runs_stop_at_their_own_iteration_caps_and_tolerances():
     rng = np.random.default_rng(8)
     banded, K = _grouped_kernel(rng)
@@ -534,6 +541,7 @@ def test_stacked_em_runs_stop_at_their_own_iteration_caps_and_tolerances():
     assert [res.n_iter for res in stacked[:2]] == [5, 40] and stacked[2].converged
 
 
+@pytest.mark.blas_kernels
 def test_stacked_em_runs_of_the_same_problem_share_their_iterates():
     """Runs that differ only in when they stop follow one column: a shorter run's trace is the
     start of a longer one's, and every run equals the same run alone (to rounding), also

@@ -15,6 +15,9 @@ from itemsampling.studies.engine import (
     repeat_estimates,
 )
 
+#: the engine's stacked fits sum in an order that depends on the BLAS kernels
+pytestmark = pytest.mark.blas_kernels
+
 LABELS = {"dataset": "toy", "model": "m", "protocol": "unseen"}
 ESTIMATORS = [Estimator("sampled"), Estimator("bv", {"gamma": 0.1}, name="bv_0.1"), Estimator("mle"),
               Estimator("mn_mes")]

@@ -350,6 +350,7 @@ def test_a_float_cut_off_is_rejected_clearly():
         its.estimate([1, 2], 50, 10, "mle", ks=10.0)
 
 
+@pytest.mark.blas_kernels
 def test_estimates_of_many_draws_equal_each_draw_alone_to_rounding():
     rng = np.random.default_rng(11)
     n_items = 1_500 - rng.integers(0, 200, size=2_000)
@@ -369,6 +370,7 @@ def test_estimates_of_many_draws_equal_each_draw_alone_to_rounding():
         estimate_draws(draws, n_items, [60], estimators, targets=targets)
 
 
+@pytest.mark.blas_kernels
 def test_mes_fits_of_many_draws_with_one_binomial_kernel_equal_each_draw_alone():
     """One N and a cache: the stacked MES takes its Hessians from the kernel of set size 2n - 1."""
     rng = np.random.default_rng(12)
@@ -384,6 +386,7 @@ def test_mes_fits_of_many_draws_with_one_binomial_kernel_equal_each_draw_alone()
         pd.testing.assert_frame_equal(table, alone, check_exact=False, rtol=1e-9, atol=1e-14)
 
 
+@pytest.mark.blas_kernels
 def test_mes_fits_of_draws_with_different_sample_sizes_are_stacked_per_size():
     rng = np.random.default_rng(13)
     n_items = 1_200

@@ -44,6 +44,7 @@ def test_log_kernel_block_takes_one_number_of_items_per_row(scheme):
         np.testing.assert_array_equal(rows[i], log_kernel_block(R[i : i + 1], r, int(N[i]), 10, scheme)[0])
 
 
+@pytest.mark.blas_kernels
 @pytest.mark.parametrize(("n_items", "sample_size"), [(2, 1), (2, 2), (10, 3), (50, 120), (3_706, 100), (20_000, 800)])
 def test_binomial_log_kernel_is_the_xlogy_formula_to_the_bit(n_items, sample_size):
     """The logarithms are taken once per row; the entries are those of log C(n-1, k) + xlogy(k, θ)

@@ -213,6 +213,7 @@ def _draws_on_one_kernel(seed, N, n, M, draws, scheme="binomial"):
     (2_000, 600, 3_000, 1e-3, "binomial", True),  # 1.2 M entries: a banded kernel of several panels
     (400, 60, 200, 1e-4, "hypergeometric", False),
 ])
+@pytest.mark.blas_kernels
 def test_stacked_mes_equals_each_problem_solved_alone(N, n, M, eta, scheme, binomial_gram):
     K, union, p = _draws_on_one_kernel(5, N, n, M, draws=6, scheme=scheme)
     assert len({tuple(np.flatnonzero(col)) for col in p.T}) > 1  # the draws observe different ranks
@@ -236,6 +237,7 @@ def test_stacked_mes_equals_each_problem_solved_alone(N, n, M, eta, scheme, bino
         assert result.duality_gap <= 1e-10 * abs(result.objective)
 
 
+@pytest.mark.blas_kernels
 def test_stacked_mes_of_one_problem_takes_the_same_newton_steps():
     _, K, p = _instance(2, 150, 20, 3_000)
     alone = solve_mes(K, p, 1e-3)

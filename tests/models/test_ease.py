@@ -77,6 +77,7 @@ def test_l2_is_validated(bad):
         EASE(l2=bad)
 
 
+@pytest.mark.blas_kernels
 def test_score_items_are_bitwise_the_full_scores(planted):
     """EASE scores chosen items from the training rows only, adding the terms in the order of
     the full sparse product, so live evaluation sees exactly the scores of the global ranks."""

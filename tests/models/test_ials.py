@@ -51,6 +51,7 @@ def test_recommender_x_hyperparameters_and_mapping():
     assert model._implicit_parameters() == pytest.approx({"factors": 16, "regularization": 60.0, "alpha": 6.0})
 
 
+@pytest.mark.blas_kernels
 @pytest.mark.parametrize("model_cls", [IALS, KricheneRendleMF])
 def test_seeded_and_independent_of_threads(model_cls, binary):
     x = sp.csr_matrix(binary)

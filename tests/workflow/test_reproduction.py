@@ -26,6 +26,10 @@ from itemsampling.studies.tables import write_table
 from .conftest import REPO
 
 
+#: machine records and the bytes-or-tolerance verdict depend on the kernels of the machine that runs them
+pytestmark = pytest.mark.blas_kernels
+
+
 def _csv(frame: pd.DataFrame, tmp_path, name="t") -> bytes:
     return write_table(frame, tmp_path / f"{name}.csv").read_bytes()
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.blas_kernels]
 
 CONFIG = {"dataset": "mid", "protocol": "unseen", "recommenders": {"X": "m1", "Y": "m2"}, "sample_size": 101,
           "repeats": 3, "scheme": "binomial", "k": 10, "gammas": [1.0, 0.01], "curve_gamma": 0.1,
