@@ -49,7 +49,7 @@ PROVENANCE = "results/provenance.json"
 #: one verdict per claim of the papers (rule verdicts), read by every notebook
 VERDICTS = VERDICTS_PATH.as_posix()
 #: our own checks beside them (rule verdicts), shown apart from the papers' claims
-CHECKS = CHECKS_PATH.as_posix()
+CHECKS_TABLE = CHECKS_PATH.as_posix()
 #: the code that determines the global ranks (data, models, ranking, the train command)
 RANKS_CODE = sorted(
     str(p) for p in PACKAGE
@@ -349,7 +349,7 @@ def report_tables(notebook):
 def all_targets():
     targets = [f"results/notebooks/{nb}.{ext}" for nb in NOTEBOOKS for ext in ("ipynb", "html")]
     targets.append(PROVENANCE)
-    targets += [VERDICTS, CHECKS]
+    targets += [VERDICTS, CHECKS_TABLE]
     targets += [t for nb in NOTEBOOKS for t in notebook_tables(nb)]
     targets += [table(nb, name) for nb in NOTEBOOKS for name in NOTEBOOKS[nb].get("inputs", [])]
     targets.append(record(DATA_NOTEBOOK, "datasets"))  # so that a fresh clone checks its data

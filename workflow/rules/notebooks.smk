@@ -12,7 +12,7 @@ for _notebook in NOTEBOOKS:
             tables=notebook_tables(_notebook),
             extra=[table(_notebook, name) for name in NOTEBOOKS[_notebook].get("inputs", [])],
             verdicts=VERDICTS,
-            checks=CHECKS,
+            checks=CHECKS_TABLE,
             notebook=notebook_source(_notebook),
             source=PACKAGE_SOURCE,
         output:

@@ -208,7 +208,7 @@ rule verdicts:
         source=PACKAGE_SOURCE,
     output:
         VERDICTS,
-        checks=CHECKS,
+        checks=CHECKS_TABLE,
         record=str(record_path(Path(VERDICTS).parent, "verdicts")),
     log:
         "results/logs/studies/verdicts.log",
