@@ -2,18 +2,82 @@
 
 from __future__ import annotations
 
+import pytest
+
 from .verdict_helpers import reader, verdict_of
 
+NOTEBOOK = "02_sampling_theorem"
 
-def test_theorem_verdict_fails_when_a_dominating_pair_flips():
+
+def _rows(**override):
     from itemsampling.studies.verdicts import sampling_theorem
 
+    return sampling_theorem.claims(reader(NOTEBOOK, **override))
+
+
+def test_theorem_verdict_turns_when_dominating_pairs_flip():
     claim = "Theorem 2.1"
-    assert verdict_of(sampling_theorem.claims(reader("02_sampling_theorem")), claim) == "reproduced"
+    assert verdict_of(_rows(), claim) == "reproduced"
 
-    def one_flip(pairs):
-        first = pairs.index[(pairs["hr_relation"] != "cross") & (pairs["protocol"] == "all")][0]
-        return pairs.assign(expected_order_kept=pairs["expected_order_kept"].where(pairs.index != first, False))
+    def flip(count):
+        def change(pairs):
+            applies = pairs.index[(pairs["hr_relation"] != "cross") & (pairs["protocol"] == "all")]
+            return pairs.assign(expected_order_kept=pairs["expected_order_kept"].where(
+                ~pairs.index.isin(applies[:count]), False))
+        return change
 
-    table = reader("02_sampling_theorem", theorem_pairs=one_flip)
-    assert verdict_of(sampling_theorem.claims(table), claim) == "not reproduced"
+    assert verdict_of(_rows(theorem_pairs=flip(1)), claim) == "partly"  # "for any k": every pair
+    assert verdict_of(_rows(theorem_pairs=flip(100)), claim) == "not reproduced"
+
+
+def test_dominance_may_happen_until_no_competitive_pair_dominates():
+    claim = "The HR curves of recommenders may dominate"
+    assert verdict_of(_rows(), claim) == "reproduced"
+
+    def only_floor_dominates(pairs):
+        competitive = (pairs["model_a"] != "popularity") & (pairs["model_b"] != "popularity")
+        return pairs.assign(hr_relation=pairs["hr_relation"].where(~competitive, "cross"))
+
+    assert verdict_of(_rows(theorem_pairs=only_floor_dominates), claim) == "not reproduced"
+
+
+def test_preserved_differences_follow_the_winner_agreement():
+    claim = "Sampling preserves the performance differences"
+    assert verdict_of(_rows(), claim) == "reproduced"
+    assert verdict_of(_rows(theorem_pairs=lambda p: p.assign(winner_agreement=0.7)), claim) == "partly"
+    assert verdict_of(_rows(theorem_pairs=lambda p: p.assign(winner_agreement=0.3)), claim) == "not reproduced"
+
+
+def test_sampled_hit_ratio_follows_hr_at_f_k_not_hr_at_k():
+    claim = "Unless n ≈ N"
+    assert verdict_of(_rows(), claim) == "reproduced"
+
+    def hr_at_f_far(curves):
+        return curves.assign(hr_at_f_k=curves["expected"] + 2.0)
+
+    assert verdict_of(_rows(fig1_sampled_hit_ratio=hr_at_f_far), claim) == "not reproduced"
+
+
+@pytest.mark.parametrize("beyond, typically, one_run", [(0.3, "reproduced", "partly"),
+                                                        (0.6, "partly", "not reproduced")])
+def test_one_draw_close_to_the_average_follows_the_share_of_close_draws(beyond, typically, one_run):
+    assert verdict_of(_rows(), "On public datasets one draw") == "reproduced"
+    assert verdict_of(_rows(), "One sample run is very close") == "reproduced"
+    rows = _rows(concentration=lambda c: c.assign(share_beyond_t=beyond))
+    assert verdict_of(rows, "On public datasets one draw") == typically  # "typically": more than half
+    assert verdict_of(rows, "One sample run is very close") == one_run  # unhedged: 90 %
+
+
+def test_hoeffding_example_fails_when_draws_exceed_the_bound():
+    claim = "With M = 30,000 users"
+    assert verdict_of(_rows(), claim) == "reproduced"
+    assert verdict_of(_rows(concentration=lambda c: c.assign(share_beyond_t=0.01)), claim) == "not reproduced"
+    small = _rows(concentration=lambda c: c[c["users"] < 30_000])
+    assert verdict_of(small, claim) == "not testable here"
+
+
+def test_table5_comparison_is_our_check_not_a_claim():
+    from itemsampling.studies.verdicts import Check
+
+    checks = [row for row in _rows() if isinstance(row, Check)]
+    assert [row.source for row in checks] == ["Table 5"]
