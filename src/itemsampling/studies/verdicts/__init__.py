@@ -383,7 +383,7 @@ _PLACES = {
     r"Table (\d+)": lambda n: rf"\bTable\s*{n}\b",
     r"Fig\. (\d+)": lambda n: rf"\b(?:Figure|Fig\.)\s*{n}\b",
     r"eq\. (\d+)": lambda n: rf"\(\s*{n}\s*\)",
-    r"App\. ([A-H])": lambda n: rf"(?m)^[#*\s]*(?:Appendix\s+)?{n}\**(?:\s+\S|\s*$)",
+    r"App\. ([A-Z](?:\.\d+)*)": lambda n: rf"(?m)^[#*\s]*(?:Appendix\s+)?{re.escape(n)}\**(?:\s+\S|\s*$)",
     r"Theorem (\d+(?:\.\d+)*)": lambda n: rf"(?i)\bTheorem\s*{re.escape(n)}\b",
     r"Lemma (\d+(?:\.\d+)*)": lambda n: rf"(?i)\bLemma\s*{re.escape(n)}\b",
     r"Algorithm (\d+)": lambda n: rf"(?i)\bAlgorithm\s*{n}\b",
