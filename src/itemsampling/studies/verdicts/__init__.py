@@ -350,7 +350,7 @@ def _normalised(text: str) -> str:
     """``text`` with whitespace, LaTeX markup and typography made uniform: the form in which a quote
     and the paper are compared (:func:`quote_found`)."""
     text = unicodedata.normalize("NFKC", text)
-    text = re.sub(r"\\([A-Za-z]+|%)", lambda m: f" {_LATEX.get(m.group(1), '')} ", text)
+    text = re.sub(r"\\([A-Za-z]+|%)", lambda m: _LATEX.get(m.group(1), ""), text)
     text = text.translate(str.maketrans({"“": '"', "”": '"', "‘": "'", "’": "'", "–": "-", "—": "-", "−": "-",
                                          "≤": "≤", "…": "..."}))
     text = re.sub(r"[$*{}_^]|\\[,;!]", " ", text)
