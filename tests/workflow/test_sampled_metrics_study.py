@@ -16,6 +16,8 @@ from itemsampling.studies.engine import derive_seed
 from itemsampling.studies.paper import paper_table
 from itemsampling.studies.tables import write_table
 
+from .conftest import REPO
+
 CONFIG = {"dataset": "tiny", "protocol": "unseen", "recommenders": {"X": "m1", "Y": "m2"}, "sample_size": 21,
           "repeats": 4, "scheme": "binomial", "k": 10, "gammas": [1.0, 0.1], "curve_gamma": 0.1,
           "curve_sample_sizes": [11, 21], "n_item_groups": 2, "toy_repeats": 5,
@@ -166,3 +168,40 @@ def test_write_table_is_deterministic_and_atomic(tmp_path):
     assert path.read_text() == "a,k\n0.3,10\n0.3333333333,\n"
     assert [p.name for p in path.parent.iterdir()] == ["x.csv"]  # no temporary file left
 
+
+
+def test_closest_reading_is_the_smallest_mean_distance_to_table_3():
+    summary = pd.DataFrame({"reading": ["printed", "a", "b"], "ties": "random",
+                            "paper_mean_abs_difference": [2.0, 0.5, 0.5]})
+    assert sm.closest_reading(summary) == ("a", "random")  # the first of a tie, in the order of the configuration
+    assert sm.closest_reading(summary.assign(paper_mean_abs_difference=np.nan)) is None  # off ml-1m
+    assert sm.closest_reading(summary.iloc[:0]) is None  # no readings
+
+
+def test_predicted_agreement_is_phi_of_the_gap_over_the_spread():
+    from scipy.stats import norm
+
+    table3 = pd.DataFrame({"metric": "recall", "method": "bv_0.1", "recommender": ["X", "Y"], "exact": [0.1, 0.2],
+                           "mean": [0.10, 0.13], "std": [0.03, 0.04]})
+    table4 = pd.DataFrame({"metric": ["recall"], "method": ["bv_0.1"], "recommender_a": ["X"],
+                           "recommender_b": ["Y"], "agree": [70], "repeats": [100]})
+    out = sm.predicted_agreement(table3, table4)
+    assert out["predicted"].iloc[0] == pytest.approx(norm.cdf(0.03 / 0.05)) and out["fraction"].iloc[0] == 0.7
+    flipped = sm.predicted_agreement(table3.assign(exact=[0.2, 0.1]), table4)  # X is the better one now
+    assert flipped["predicted"].iloc[0] == pytest.approx(norm.cdf(-0.6))
+    paper3, paper4 = sm.paper_with_our_spreads(table3.assign(metric="ndcg", method="cls", recommender=["Y", "Z"]))
+    assert len(paper3) == 2 and paper3["std"].tolist() == [0.03, 0.04] and len(paper4) == 3 * 4 * 7
+
+
+def test_the_readings_tables_hold_the_main_runs_under_the_default_reading():
+    from itemsampling.studies.tables import read_table
+
+    def table(name):
+        return read_table("01_sampled_metrics", name, REPO)
+
+    for name, main in (("sensitivity_table3", "table3"), ("sensitivity_pairs", "table4")):
+        default = table(name)
+        default = default[default["default"]].drop(columns=["reading", "ties", "default"]).reset_index(drop=True)
+        pd.testing.assert_frame_equal(default, table(main))
+    closest = table("fig6_closest_reading")
+    assert (closest["reading"].iloc[0], closest["ties"].iloc[0]) == sm.closest_reading(table("sensitivity_summary"))

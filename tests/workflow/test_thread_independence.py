@@ -45,7 +45,8 @@ def _run(root: Path, threads: int, out: Path) -> None:
                   "fig4_corrected_ap", "fig4_expected_corrected_ap", "rank_summary", "fig5_rank_histogram",
                   "table3_runs", "table3", "table3_orders", "table4", "fig6_expected_recall",
                   "fig6_smallest_sample", "sensitivity_summary", "sensitivity", "sensitivity_table4",
-                  "sensitivity_orders", "sensitivity_paper", "ties"]
+                  "sensitivity_orders", "sensitivity_paper", "ties", "sensitivity_table3", "sensitivity_pairs",
+                  "fig6_closest_reading"]
     subprocess.run([ITEMSAMPLING, "study", "tables", *common, "--runs", *runs,
                     "--tables", *all_tables, "--out-dir", str(out)], env=env, check=True, capture_output=True)
 

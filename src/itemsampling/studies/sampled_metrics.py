@@ -16,7 +16,10 @@ Every table of the notebook, computed from the global ranks of K&R's recommender
 * readings of K&R eqs. 27–30 and tie rules (:mod:`itemsampling.studies.readings`): each
   reading recommender refitted under each reading, one chunk per (recommender, reading), and
   the tables ``sensitivity_summary``, ``sensitivity``, ``sensitivity_table4``,
-  ``sensitivity_orders``, ``sensitivity_paper`` and ``ties``.
+  ``sensitivity_orders``, ``sensitivity_paper`` and ``ties``; ``sensitivity_table3`` and
+  ``sensitivity_pairs`` (Tables 3 and 4 under every reading and tie rule) and
+  ``fig6_closest_reading`` (the curve of Fig. 6 under the reading closest to K&R's Table 3,
+  :func:`closest_reading`).
 
 Configuration: the ``sampled_metrics`` section of ``config/config.yaml`` (see the schema).
 """
@@ -28,6 +31,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from scipy.stats import norm
 
 from .. import corrections, toy
 from .._validation import check_choice, check_ranks
@@ -38,7 +42,10 @@ from ..metrics import global_metrics, metric_weights, rank_weight
 from .engine import STUDY_SCHEMES, repeat_estimates
 from .paper import paper_table
 from .readings import (
+    _by_reading,
     check_sensitivity,
+    default_reading,
+    refit_ranks,
     sensitivity_chunk,
     sensitivity_chunks,
     sensitivity_tables,
@@ -51,6 +58,7 @@ __all__ = [
     "PAPER_METHODS",
     "chunk_table",
     "chunks",
+    "closest_reading",
     "corrected_ap",
     "estimators",
     "expected_metric_curve",
@@ -58,8 +66,11 @@ __all__ = [
     "inputs",
     "mean_orders",
     "order_agreement",
+    "paper_with_our_spreads",
+    "predicted_agreement",
     "rank_histogram",
     "rank_summary",
+    "reading_tables",
     "sample_sizes",
     "smallest_correct_sample",
     "study_config",
@@ -387,6 +398,108 @@ def smallest_correct_sample(curve: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+# ----------------------------------------------------------------------------- readings
+
+
+def closest_reading(summary: pd.DataFrame) -> tuple[str, str] | None:
+    """The (reading, tie rule) of ``sensitivity_summary`` whose exact metrics of the reading
+    recommenders are closest to K&R's Table 3 (smallest ``paper_mean_abs_difference``; the first
+    in the order of the configuration on a tie), or ``None`` without readings or off ml-1m.
+
+    The rule looks at the exact metrics only, a fact of the setup: notebook 01 grades the claims
+    of K&R about Y and Z on this reading (not those about the exact metrics themselves, which
+    would pick their own setup).
+    """
+    distance = pd.to_numeric(summary.get("paper_mean_abs_difference", pd.Series(dtype=float)), errors="coerce")
+    if not distance.notna().any():
+        return None
+    row = summary.loc[distance.idxmin()]
+    return str(row["reading"]), str(row["ties"])
+
+
+def reading_tables(config: Mapping, seed: int, reading_runs: pd.DataFrame | None, summary: pd.DataFrame,
+                   ranks: Mapping[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
+    """Tables 3 and 4 under every reading and tie rule, and Fig. 6 under the closest one.
+
+    ``sensitivity_table3`` (:func:`summarize_runs`) and ``sensitivity_pairs``
+    (:func:`order_agreement`) of the runs of each (reading, tie rule), ``default`` marking the
+    main runs; ``fig6_closest_reading``: :func:`expected_metric_curve` of Recall@K, uncorrected
+    and BV γ = ``curve_gamma``, under :func:`closest_reading` of ``summary``: the reading
+    recommenders refitted as their chunks refit them
+    (:func:`~itemsampling.studies.readings.refit_ranks`), the others on their committed ``ranks``.
+    Tables without rows when there are no readings.
+    """
+    keys = ["reading", "ties", "default"]
+    tables = {"sensitivity_table3": pd.DataFrame(columns=[*keys, "metric", "k", "recommender", "exact", "method",
+                                                          "mean", "std"]),
+              "sensitivity_pairs": pd.DataFrame(columns=[*keys, "metric", "k", "method", "recommender_a",
+                                                         "recommender_b", "agree", "repeats", "fraction"]),
+              "fig6_closest_reading": pd.DataFrame(columns=["reading", "ties", "recommender", "sample_size", "method",
+                                                            "metric", "k", "expected", "exact"])}
+    if reading_runs is None:
+        return tables
+    default = default_reading(config)
+    parts = _by_reading(config, reading_runs).groupby(["reading", "ties"], sort=False)
+    for name, summarize in (("sensitivity_table3", summarize_runs), ("sensitivity_pairs", order_agreement)):
+        tables[name] = pd.concat([_with_keys(summarize(part), {"reading": reading, "ties": ties,
+                                                               "default": reading == default and ties == "random"})
+                                  for (reading, ties), part in parts], ignore_index=True)
+    closest = closest_reading(summary)
+    if closest is not None:
+        reading, ties = closest
+        refits = {label: ranks[label] if (reading, ties) == (default, "random")
+                  else refit_ranks(config, seed, label, reading)[0][ties]
+                  for label in config["sensitivity"]["recommenders"]}
+        curve = expected_metric_curve({**ranks, **refits}, config["curve_sample_sizes"], "recall", config["k"],
+                                      (("sampled", None), ("bv", float(config["curve_gamma"]))),
+                                      config["scheme"], config["n_item_groups"])
+        tables["fig6_closest_reading"] = _with_keys(curve, {"reading": reading, "ties": ties})
+    return tables
+
+
+def predicted_agreement(table3: pd.DataFrame, table4: pd.DataFrame) -> pd.DataFrame:
+    """Table 4 predicted from Table 3: a run orders a pair right with probability Φ(d / s).
+
+    d is the gap of the two recommenders' means in the order of their exact values, s =
+    sqrt(std_a² + std_b²) the spread of the difference of two independent runs (the draws of each
+    recommender are seeded apart).
+
+    Parameters
+    ----------
+    table3 : pandas.DataFrame
+        Columns ``metric``, ``recommender``, ``exact``, ``method``, ``mean`` and ``std`` (Table 3).
+    table4 : pandas.DataFrame
+        Columns ``metric``, ``method``, ``recommender_a``, ``recommender_b``, ``agree`` and
+        ``repeats`` (Table 4).
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``table4``'s keys, ``fraction`` (observed, agree / repeats) and ``predicted``.
+    """
+    keys = ["metric", "method", "recommender"]
+    cells = table3.set_index(keys)
+    a = cells.reindex(pd.MultiIndex.from_frame(table4[["metric", "method", "recommender_a"]].set_axis(keys, axis=1)))
+    b = cells.reindex(pd.MultiIndex.from_frame(table4[["metric", "method", "recommender_b"]].set_axis(keys, axis=1)))
+    gap = (a["mean"].to_numpy() - b["mean"].to_numpy()) * np.sign(a["exact"].to_numpy() - b["exact"].to_numpy())
+    spread = np.hypot(a["std"].to_numpy(), b["std"].to_numpy())
+    return table4[["metric", "method", "recommender_a", "recommender_b"]].assign(
+        fraction=(table4["agree"] / table4["repeats"]).to_numpy(), predicted=norm.cdf(gap / spread))
+
+
+def paper_with_our_spreads(table3: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """K&R's Tables 3 and 4 (their exact values, means and counts of 100 runs) with the standard
+    deviations of ``table3`` (theirs are not transcribed): the input of :func:`predicted_agreement`
+    for the paper's own recommenders."""
+    paper = paper_table("krichene2020kdd_table3").assign(value=lambda t: t["paper_percent"] / 100)
+    exact = paper[paper["method"] == "exact"].set_index(["metric", "recommender"])["value"].rename("exact")
+    means = paper[paper["method"] != "exact"][["metric", "recommender", "method", "value"]].rename(
+        columns={"value": "mean"}).join(exact, on=["metric", "recommender"])
+    ours = table3[["metric", "recommender", "method", "std"]]
+    table4 = paper_table("krichene2020kdd_table4").rename(columns={"paper_agree": "agree"}).assign(repeats=100)
+    return means.merge(ours, on=["metric", "recommender", "method"]), table4.drop(columns="source")
+
+
 # ----------------------------------------------------------------------------- all tables
 
 
@@ -442,6 +555,7 @@ def study_tables(config: Mapping, seed: int, runs: pd.DataFrame, root: str | Pat
                                   (("sampled", None), ("bv", float(config["curve_gamma"]))),
                                   config["scheme"], config["n_item_groups"])
     kernel = _kernel_scheme(config["scheme"])
+    sensitivity = sensitivity_tables(config, reading_runs)
     toy_keys = {"dataset": "toy", "protocol": "all"}
     real_keys = {"dataset": config["dataset"], "protocol": config["protocol"]}
     sampled = {"scheme": config["scheme"], "sample_size": config["sample_size"]}
@@ -461,8 +575,11 @@ def study_tables(config: Mapping, seed: int, runs: pd.DataFrame, root: str | Pat
         "table4": _with_keys(order_agreement(runs), {**real_keys, **sampled}),
         "fig6_expected_recall": _with_keys(curve, {**real_keys, "scheme": config["scheme"]}),
         "fig6_smallest_sample": _with_keys(smallest_correct_sample(curve), {**real_keys, "scheme": config["scheme"]}),
-        **{name: _with_keys(frame, {**real_keys, **sampled})
-           for name, frame in sensitivity_tables(config, reading_runs).items()},
+        **{name: _with_keys(frame, {**real_keys, **sampled}) for name, frame in sensitivity.items()},
+        **{name: _with_keys(frame, {**real_keys, **(sampled if name.startswith("sensitivity") else
+                                                   {"scheme": config["scheme"]})})
+           for name, frame in reading_tables(config, seed, reading_runs, sensitivity["sensitivity_summary"],
+                                             ranks).items()},
     }
     return tables
 
