@@ -30,7 +30,7 @@ from ..sampled_metrics import (
     predicted_agreement,
     smallest_correct_sample,
 )
-from . import Check, Claim, share_verdict
+from . import VERDICTS, Check, Claim, share_verdict
 
 __all__ = ["claims"]
 
@@ -164,11 +164,15 @@ class _Setups:
         if len(self.by_name) == 1:
             return verdict, value, detail, ""
         verdicts = {name: grade(setup)[0] for name, setup in self.by_name.items()}
-        tally = pd.Series(verdicts).value_counts()
-        tally = ", ".join(f"{v} {int(tally[v])}" for v in ("reproduced", "partly", "not reproduced",
-                                                           "not testable here") if v in tally)
         printed = f"{self.printed}: {verdicts[self.printed]}; " if self.printed != self.main else ""
-        return verdict, value, detail, f"{printed}all {len(verdicts)} (reading, tie rule) pairs: {tally}"
+        return verdict, value, detail, printed + _tally(verdicts)
+
+
+def _tally(verdicts: dict[str, str]) -> str:
+    """How many of the (reading, tie rule) pairs give each verdict."""
+    tally = pd.Series(verdicts).value_counts()
+    return f"all {len(verdicts)} (reading, tie rule) pairs: " + ", ".join(
+        f"{v} {int(tally[v])}" for v in VERDICTS if v in tally)
 
 
 def _setup_name(reading: str, ties: str) -> str:
@@ -502,13 +506,12 @@ def _table3_claims(table: Callable[[str], pd.DataFrame], setups: _Setups) -> lis
         printed = setups.by_name[setups.printed]
         verdict, value, _ = exact_row(printed)
         others = {name: exact_row(s)[0] for name, s in setups.by_name.items()}
-        tally = pd.Series(others).value_counts()
         closest = (f"{setups.main}: {others[setups.main]}; " if setups.main != setups.printed else "")
         out.append(Claim(
             paper=PAPER, claim=f"Exact Recall@10, NDCG, AP and AUC of recommender {label}", quote=quote,
             source="Table 3", dataset="ml-1m", our_value=value, paper_value="Table 3, exact column", verdict=verdict,
             setup=setups.printed if label != "X" else "", other_setups="" if label == "X" or len(others) == 1 else
-            closest + f"all {len(others)} (reading, tie rule) pairs: " + ", ".join(f"{v} {int(n)}" for v, n in tally.items()),
+            closest + _tally(others),
             reason=f"rule: every exact metric within {EXACT_TOLERANCE_PP:g} percentage point of the paper's "
                    f"({3 * EXACT_TOLERANCE_PP:g} for partly); our {label} is a re-implementation of §9 trained with "
                    "our own seed. " + ("X is the same under every reading of eqs. 27-30" if label == "X" else
