@@ -60,7 +60,8 @@ ILL_CONDITIONED_ESTIMATORS = ("cls",)
 #: tables (``<notebook>/<name>``) outside the class ``numeric``; ``*_times`` are ``times``
 TABLE_CLASSES: dict[str, str] = {
     **{f"01_sampled_metrics/{name}": "refit" for name in (
-        "sensitivity_summary", "sensitivity", "sensitivity_table4", "sensitivity_orders", "sensitivity_paper", "ties")},
+        "sensitivity_summary", "sensitivity", "sensitivity_table4", "sensitivity_orders", "sensitivity_paper", "ties",
+        "sensitivity_table3", "sensitivity_pairs", "fig6_closest_reading")},
     "05_adaptive_sampling/live_evaluation": "monte_carlo",
 }
 
