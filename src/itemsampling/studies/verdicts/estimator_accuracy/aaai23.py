@@ -1,110 +1,387 @@
-"""The claims of AAAI'23 on its estimators: their average relative errors (Tables 6, 9, 10) and
-MN's bound for the average over M users (eq. 10-11)."""
+"""The claims of AAAI'23 on its estimators: the sentences of §5 (Q1) on Table 1 (Recall, n = 100;
+its complete version Table 6) and those of App. I.5 on Tables 9 (AP, n = 100) and 10 (NDCG,
+n = 500); and our checks of the sizes of the errors in these tables and of MN's M with per-user
+candidates (eq. 10-11).
+
+Every row is graded on the priors fitted to all repeats at once, as the authors' code fitted
+them (:func:`.common.aaai23_frame`, ``"pooled"``), with the verdicts under per-repeat priors and
+under the code's MES in ``other_setups``. Our pinterest-subset (a subset of pinterest-20's users)
+and yelp-diffnet stand in for the paper's pinterest-20 and yelp; the paper's ml-20m is not run.
+"""
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
 
+from ...estimator_accuracy.layouts import estimator_label
 from ...paper import paper_merge, paper_table
-from .. import Claim, share_verdict
-from .common import FACTOR, percent, three_digits, untestable
+from .. import Check, Claim, share_verdict
+from .common import (
+    AAAI23,
+    PRIOR,
+    aaai23_frame,
+    can_verdict,
+    most_verdict,
+    percent,
+    three_digits,
+    untestable,
+)
 
-__all__ = ["mn_among_best", "mn_spread", "mn_users_scope", "prior_estimators_ahead", "relative_error_level"]
+__all__ = [
+    "ease_example",
+    "mn_among_best",
+    "mn_outperform",
+    "mn_spread",
+    "mn_users_scope",
+    "prior_estimators_ahead",
+    "relative_error_levels",
+    "table9_proposed_best",
+    "table10_mn_mes",
+]
+
+#: the settings of the paper's tables: (metric, n) -> table
+TABLES = {("recall", 100): "Table 6", ("ap", 100): "Table 9", ("ndcg", 500): "Table 10"}
+#: the setups, the first graded, and how a row names them
+SETUPS = {"pooled": "prior pooled over the repeats (as the authors' code)", "own": "per-repeat prior",
+          "code": "per-repeat prior, MES as the code (η/n)"}
+DATASETS = "pinterest-subset, yelp-diffnet (for pinterest-20, yelp)"
 
 
-def _aaai23(errors: pd.DataFrame) -> pd.DataFrame:
-    paper = paper_table("li2023aaai_relative_error")
-    datasets = sorted(set(errors["dataset"]) & set(paper["dataset"]))
-    ours = errors[errors["dataset"].isin(datasets)].rename(columns={"estimator": "method"})
-    return paper_merge(ours, paper, ["dataset", "model", "sample_size", "metric", "method"],
-                       scope={"dataset": datasets})
+#: each row's claim, quote and source
+_SPECS = {
+    "mn_among_best": (
+        "MN_MES or MN_MLE is among the two most accurate estimators (Recall, n = 100)",
+        r"Overall, we observe from Table 1 that MN\_MES and MN\_MLE are among the most or the second-most accurate "
+        "estimators.",
+        "§5; Table 6"),
+    "mn_outperform": (
+        "MN_MES or MN_MLE is the most accurate estimator in most cases (Recall, n = 100)",
+        "And in most cases, they outperform the others significantly.",
+        "§5; Table 6"),
+    "mn_spread": (
+        "MN_MES and MN_MLE spread less than their priors MES and MLE (Recall, n = 100)",
+        "Meantime, they have a smaller deviation compared to their prior estimators MES and MLE.",
+        "§5; Table 6"),
+    "prior_estimators_ahead": (
+        "Estimators with a fitted prior can be more accurate than MES, MLE and BV (Recall, n = 100)",
+        r"In addition, we also notice that the estimators with the knowledge of some reasonable prior distribution "
+        r"(BV\_MES, MN\_MES, BV\_MLE, MN\_MLE) could achieve more accurate results than the others.",
+        "§5; Table 6"),
+    "ease_example": (
+        "MN_MES is the most accurate for EASE on pinterest-20, with the paper's error (Recall, n = 100)",
+        r"For instance, for model EASE in dataset pinterest - 20 (line 1 of Table 1), the estimator MN\_MES is the "
+        "most accurate one with 5.00% average relative error compared to its global Recall@K (K from 1 to 50).",
+        "§5; Table 6"),
+    "table9_proposed_best": (
+        "An estimator of the paper (MN_MES especially) is the most accurate in general (AP, n = 100)",
+        r"The proposed estimator especially MN\_MES performs best in general, which is consistent with the "
+        "observation in Section 5.",
+        "Table 9"),
+    "table10_mn_mes": (
+        "MN_MES is among the two most accurate estimators in most cases (NDCG, n = 500)",
+        r"Specifically, from the Table 10, we can find that MN\_MES estimator performs best or second best "
+        "(highlighted) in most of the cases.",
+        "Table 10"),
+}
 
 
-def mn_among_best(errors: pd.DataFrame) -> Claim:
-    """MN_MES and MN_MLE most often among the two most accurate (Tables 6, 9, 10).
+def _wide(frame: pd.DataFrame, metric: str, n: int, column: str = "mean") -> pd.DataFrame:
+    """Per (dataset, model), one column per estimator of AAAI'23 at (metric, n)."""
+    part = frame[(frame["metric"] == metric) & (frame["sample_size"] == n)]
+    return part.pivot_table(index=["dataset", "model"], columns="estimator", values=column).reindex(
+        columns=list(AAAI23))
 
-    Rule: per (dataset, model, metric, n) of the AAAI'23 tables, among the paper's seven
-    estimators, MN_MES or MN_MLE has one of the two lowest average relative errors.
+
+def _paper(metric: str, n: int, column: str) -> pd.DataFrame:
+    paper = paper_table("li2023aaai_relative_error").rename(columns={"method": "estimator"})
+    return _wide(paper, metric, n, column) / 100
+
+
+def _frames(errors: pd.DataFrame, pooled: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    datasets = sorted(set(errors["dataset"]) & set(paper_table("li2023aaai_relative_error")["dataset"]))
+    errors, pooled = errors[errors["dataset"].isin(datasets)], pooled[pooled["dataset"].isin(datasets)]
+    return {s: aaai23_frame(errors, pooled, s) for s in SETUPS}
+
+
+def _graded(count: Callable[[pd.DataFrame, pd.DataFrame], tuple[int, int]], verdict: Callable[[int, int], str],
+            errors: pd.DataFrame, pooled: pd.DataFrame, metric: str, n: int):
+    """``count`` (means, stds -> held, cases) under every setup and on the paper's table: the
+    graded (verdict, value), ``other_setups`` and the paper's value."""
+    results = {}
+    for setup, frame in _frames(errors, pooled).items():
+        held, cases = count(_wide(frame, metric, n), _wide(frame, metric, n, "std"))
+        results[setup] = (verdict(held, cases), f"{held} of {cases}")
+    p_held, p_cases = count(_paper(metric, n, "paper_percent"), _paper(metric, n, "paper_std_percent"))
+    others = "; ".join(f"{SETUPS[s]}: {v} ({value})" for s, (v, value) in list(results.items())[1:])
+    return results["pooled"], others, f"{p_held} of {p_cases}"
+
+
+def _missing(errors: pd.DataFrame, claim: str, quote: str, source: str, metric: str, n: int) -> Claim | None:
+    """A row "not testable here" when no stand-in of the paper's datasets was run at (metric, n)."""
+    datasets = set(paper_table("li2023aaai_relative_error")["dataset"])
+    part = errors[errors["dataset"].isin(datasets) & (errors["metric"] == metric) & (errors["sample_size"] == n)]
+    if part.empty or not set(AAAI23) <= set(part["estimator"]):
+        return untestable("li2023aaai", claim, quote, source, DATASETS,
+                          f"The seven estimators were not run on a stand-in of the paper's datasets at {metric}, n = {n}.")
+    return None
+
+
+def _two_best(means: pd.DataFrame) -> pd.DataFrame:
+    return means.rank(axis=1, method="min") <= 2
+
+
+def mn_among_best(errors: pd.DataFrame, pooled: pd.DataFrame) -> Claim:
+    """MN_MES or MN_MLE among the two most accurate (§5 on Table 1, Recall at n = 100).
+
+    Rule: per (dataset, model), MN_MES or MN_MLE has one of the two lowest average relative
+    errors of the seven estimators; unhedged: 90 %. The reading "both of them" fails the paper's
+    own Table 6 (the reason gives its count).
     """
-    joined = _aaai23(errors)
+    claim, quote, source = _SPECS["mn_among_best"]
+    if (missing := _missing(errors, claim, quote, source, "recall", 100)) is not None:
+        return missing
 
-    def share(column):
-        ranks = joined.groupby(["dataset", "model", "metric", "sample_size"])[column].rank(method="min")
-        top = joined[ranks <= 2].groupby(["dataset", "model", "metric", "sample_size"])["method"].agg(set)
-        held = int(sum(bool(s & {"mn_mes", "mn_mle"}) for s in top))
-        return held, len(top)
+    def count(means, _):
+        top = _two_best(means)
+        return int((top["mn_mes"] | top["mn_mle"]).sum()), len(top)
 
-    held, cases = share("mean")
-    p_held, p_cases = share("paper_percent")
-    return Claim(paper="li2023aaai", claim="MN_MES and MN_MLE are most often among the two most accurate estimators", quote="MN_MES and MN_MLE are most often among the two most accurate estimators", source="Tables 6, 9, 10", dataset="pinterest-subset, yelp-diffnet", our_value=f"{held} of {cases}", paper_value=f"{p_held} of {p_cases}", verdict=share_verdict(held, cases), reason=f"Share of (dataset, model, metric, n) where MN_MES or MN_MLE has one of the two lowest average "
-                 f"relative errors over K = 1..50 among the seven estimators: ours {held}/{cases}, the paper's "
-                 f"{p_held}/{p_cases}.")
+    (verdict, value), others, theirs = _graded(count, share_verdict, errors, pooled, "recall", 100)
+    p_both = int(_two_best(_paper("recall", 100, "paper_percent"))[["mn_mes", "mn_mle"]].all(axis=1).sum())
+    return Claim(
+        paper="li2023aaai", claim=claim, quote=quote,
+        source=source, dataset=DATASETS, setup=SETUPS["pooled"], our_value=value, paper_value=theirs,
+        verdict=verdict, other_setups=others,
+        reason="Rule: per (dataset, model) of Table 1 (Recall, n = 100; Table 6 complete), MN_MES or MN_MLE has one "
+               "of the two lowest average relative errors over K = 1..50 of the seven estimators; unhedged: 90 %. "
+               f"Both of them are the two lowest in {p_both} of the paper's 10 rows on these datasets, so the "
+               "sentence means one of them.")
 
 
-def prior_estimators_ahead(errors: pd.DataFrame) -> Claim:
-    """Estimators with a fitted prior ahead of those without (AAAI'23 §5).
+def mn_outperform(errors: pd.DataFrame, pooled: pd.DataFrame) -> Claim:
+    """MN ahead of the others in most cases (§5 on Table 1).
 
-    Rule: per (dataset, model, metric, n), the mean error of BV_MES, BV_MLE, MN_MES, MN_MLE is
-    below the mean error of MES, MLE and BV.
+    Rule: per (dataset, model) at Recall, n = 100, the better of MN_MES and MN_MLE has the lowest
+    error of the seven; "in most cases" asks for more than half. "Significantly" is not graded:
+    by two standard errors of the difference the paper's own Table 6 shows it in a minority of
+    rows (the reason says how many).
     """
-    joined = _aaai23(errors)
-    if joined.empty:
-        return untestable("li2023aaai", "Estimators with a fitted prior (BV_MES, BV_MLE, MN_MES, MN_MLE) are more "
-                           "accurate than MES, MLE and BV", "Tables 6, 9, 10, §5", "pinterest-subset, yelp-diffnet",
-                           "Neither pinterest-subset nor yelp-diffnet was run.")
-    prior = joined["method"].isin(["bv_mes", "bv_mle", "mn_mes", "mn_mle"])
+    claim, quote, source = _SPECS["mn_outperform"]
+    if (missing := _missing(errors, claim, quote, source, "recall", 100)) is not None:
+        return missing
 
-    def share(column):
-        g = joined.assign(prior=prior).groupby(["dataset", "model", "metric", "sample_size", "prior"])[column].mean()
-        wide = g.unstack("prior")
-        ahead = wide[True] < wide[False]
+    def count(means, _):
+        return int((means[["mn_mes", "mn_mle"]].min(axis=1) < means.drop(
+            columns=["mn_mes", "mn_mle"]).min(axis=1)).sum()), len(means)
+
+    (verdict, value), others, theirs = _graded(count, most_verdict, errors, pooled, "recall", 100)
+    means, stds = _paper("recall", 100, "paper_percent"), _paper("recall", 100, "paper_std_percent")
+    best_mn, best_other = means[["mn_mes", "mn_mle"]].idxmin(axis=1), means.drop(
+        columns=["mn_mes", "mn_mle"]).idxmin(axis=1)
+    se = np.sqrt([(stds.loc[i, best_mn[i]] ** 2 + stds.loc[i, best_other[i]] ** 2) / 100 for i in means.index])
+    others_best = means.drop(columns=["mn_mes", "mn_mle"]).min(axis=1)
+    significant = int((others_best - means[["mn_mes", "mn_mle"]].min(axis=1) > 2 * se).sum())
+    return Claim(
+        paper="li2023aaai", claim=claim, quote=quote, source=source, dataset=DATASETS,
+        setup=SETUPS["pooled"], our_value=value, paper_value=theirs, verdict=verdict, other_setups=others,
+        reason="Rule: per (dataset, model) of Table 1 (Recall, n = 100), the better MN has the lowest average "
+               "relative error of the seven; 'in most cases' asks for more than half (partly from a quarter). "
+               "'Significantly' is not graded: the paper's own Table 6 has the better MN ahead of the best other "
+               f"estimator by two standard errors (100 repeats) in {significant} of its 10 rows on these datasets.")
+
+
+def mn_spread(errors: pd.DataFrame, pooled: pd.DataFrame) -> Claim:
+    """MN spreads less than its prior (§5 on Table 1: MN_MES against MES, MN_MLE against MLE).
+
+    Rule: per (dataset, model, pair) at Recall, n = 100, the std over the repeats of MN's average
+    relative error is below its prior's; unhedged: 90 %. The reason adds the count over Tables 6,
+    9 and 10 together.
+    """
+    claim, quote, source = _SPECS["mn_spread"]
+    if (missing := _missing(errors, claim, quote, source, "recall", 100)) is not None:
+        return missing
+
+    def count(_, stds):
+        below = pd.concat([stds["mn_mes"] < stds["mes"], stds["mn_mle"] < stds["mle"]])
+        return int(below.sum()), len(below)
+
+    (verdict, value), others, theirs = _graded(count, share_verdict, errors, pooled, "recall", 100)
+    totals = {}
+    for setup, frame in [("paper", None), *_frames(errors, pooled).items()]:
+        counts = [count(None, _paper(m, n, "paper_std_percent") if frame is None else _wide(frame, m, n, "std"))
+                  for m, n in TABLES]
+        totals[setup] = f"{sum(h for h, _ in counts)} of {sum(c for _, c in counts)}"
+    return Claim(
+        paper="li2023aaai", claim=claim, quote=quote,
+        source=source, dataset=DATASETS, setup=SETUPS["pooled"], our_value=value, paper_value=theirs,
+        verdict=verdict, other_setups=others,
+        reason="Rule: per (dataset, model, pair) of Table 1 (Recall, n = 100), the std over the repeats of the "
+               "average relative error of MN_MES is below MES's and MN_MLE's below MLE's; unhedged: 90 %. Over "
+               f"Tables 6, 9 and 10 together: the paper's {totals['paper']}; ours {totals['pooled']} with the pooled "
+               f"prior of the authors' code, {totals['own']} with per-repeat priors, {totals['code']} with the "
+               "code's MES. A prior pooled over the repeats does not vary from repeat to repeat, so MN's spread "
+               "falls below its prior's; a prior fitted to each repeat carries that repeat's spread into MN.")
+
+
+def prior_estimators_ahead(errors: pd.DataFrame, pooled: pd.DataFrame) -> Claim:
+    """Estimators with a fitted prior could be more accurate than the others (§5 on Table 1).
+
+    Rule: per (dataset, model) at Recall, n = 100, the mean error of BV_MES, BV_MLE, MN_MES and
+    MN_MLE is below the mean error of MES, MLE and BV; "could" holds with one case.
+    """
+    claim, quote, source = _SPECS["prior_estimators_ahead"]
+    if (missing := _missing(errors, claim, quote, source, "recall", 100)) is not None:
+        return missing
+
+    def count(means, _):
+        ahead = means[list(PRIOR)].mean(axis=1) < means.drop(columns=list(PRIOR)).mean(axis=1)
         return int(ahead.sum()), len(ahead)
 
-    held, cases = share("mean")
-    p_held, p_cases = share("paper_percent")
-    return Claim(paper="li2023aaai", claim="Estimators with a fitted prior (BV_MES, BV_MLE, MN_MES, MN_MLE) are more accurate than "
-                 "MES, MLE and BV", quote="Estimators with a fitted prior (BV_MES, BV_MLE, MN_MES, MN_MLE) are more accurate than "
-                 "MES, MLE and BV", source="Tables 6, 9, 10, §5", dataset="pinterest-subset, yelp-diffnet", our_value=f"{held} of {cases}", paper_value=f"{p_held} of {p_cases}", verdict=share_verdict(held, cases), reason=f"Share of (dataset, model, metric, n) where the mean average relative error of the four prior "
-                 f"estimators is below that of MES, MLE and BV 0.01: ours {held}/{cases}, the paper's {p_held}/{p_cases}.")
+    (verdict, value), others, theirs = _graded(count, can_verdict, errors, pooled, "recall", 100)
+    return Claim(
+        paper="li2023aaai", claim=claim, quote=quote,
+        source=source, dataset=DATASETS, setup=SETUPS["pooled"], our_value=value, paper_value=theirs,
+        verdict=verdict, other_setups=others,
+        reason="Rule: per (dataset, model) of Table 1 (Recall, n = 100), the mean average relative error of the four "
+               "prior estimators is below that of MES, MLE and BV; 'could' holds with one case, and the share says "
+               "how often.")
 
 
-def mn_spread(errors: pd.DataFrame) -> Claim:
-    """MN spreads less than its prior (AAAI'23 §5: MN_MES, MN_MLE vs MES, MLE).
+def ease_example(errors: pd.DataFrame, pooled: pd.DataFrame) -> Claim:
+    """The example of §5: MN_MES the most accurate for EASE on pinterest-20 with 5.00 %.
 
-    Rule: per (dataset, model, metric, n), the std over the repeats of the average relative error
-    of MN_MES is below MES's and MN_MLE's below MLE's (each pair a case).
+    Rule: on pinterest-subset, EASE, Recall at n = 100, two conditions: MN_MES has the lowest
+    error of the seven, and its error is within two of the paper's standard deviations over the
+    repeats of the paper's 5.00 %; reproduced with both, partly with one.
     """
-    joined = _aaai23(errors)
-    keys = ["dataset", "model", "metric", "sample_size"]
-    held = cases = p_held = 0
-    for mn, base in (("mn_mes", "mes"), ("mn_mle", "mle")):
-        a = joined[joined["method"] == mn].set_index(keys)
-        b = joined[joined["method"] == base].set_index(keys)
-        both = a.add_suffix("_mn").join(b.add_suffix("_base"), how="inner")
-        held += int((both["std_mn"] < both["std_base"]).sum())
-        p_held += int((both["paper_std_percent_mn"] < both["paper_std_percent_base"]).sum())
-        cases += len(both)
-    return Claim(paper="li2023aaai", claim="MN_MES and MN_MLE spread less than their priors MES and MLE", quote="MN_MES and MN_MLE spread less than their priors MES and MLE", source="Tables 6, 9, 10", dataset="pinterest-subset, yelp-diffnet", our_value=f"{held} of {cases}", paper_value=f"{p_held} of {cases}", verdict=share_verdict(held, cases), reason=f"Share of (dataset, model, metric, n, pair) where the std over the repeats of the average relative "
-                 f"error of MN is below its prior's: ours {held}/{cases}, the paper's {p_held}/{cases}.")
+    claim, quote, source = _SPECS["ease_example"]
+    if (missing := _missing(errors, claim, quote, source, "recall", 100)) is not None:
+        return missing
+    frames = _frames(errors, pooled)
+    paper, stds = _paper("recall", 100, "paper_percent"), _paper("recall", 100, "paper_std_percent")
+    key = ("pinterest-subset", "ease")
+
+    def grade(frame):
+        means = _wide(frame, "recall", 100)
+        if key not in means.index:
+            return "not testable here", "not run"
+        row = means.loc[key]
+        held = int(row.idxmin() == "mn_mes") + int(abs(row["mn_mes"] - paper.loc[key, "mn_mes"])
+                                                   <= 2 * stds.loc[key, "mn_mes"])
+        return ("reproduced" if held == 2 else "partly" if held else "not reproduced",
+                f"MN_MES {percent(row['mn_mes'])}, lowest {estimator_label(row.idxmin())}")
+
+    results = {s: grade(f) for s, f in frames.items()}
+    verdict, value = results["pooled"]
+    return Claim(
+        paper="li2023aaai", claim=claim, quote=quote,
+        source=source, dataset="pinterest-subset (for pinterest-20)", setup=SETUPS["pooled"], our_value=value,
+        paper_value=f"MN_MES {percent(paper.loc[key, 'mn_mes'])} ± {percent(stds.loc[key, 'mn_mes'])}, lowest "
+                    f"{estimator_label(paper.loc[key].idxmin())}",
+        verdict=verdict, other_setups="; ".join(f"{SETUPS[s]}: {v} ({x})" for s, (v, x) in list(results.items())[1:]),
+        reason="Rule: MN_MES has the lowest average relative error of the seven for EASE, and its error lies within "
+               "two of the paper's standard deviations over the repeats of the paper's value; reproduced with both, "
+               "partly with one. Our pinterest-subset is a subset of pinterest-20's users, our EASE another fit.")
 
 
-def relative_error_level(errors: pd.DataFrame) -> Claim:
-    """The size of the average relative errors (Tables 6, 9, 10).
+def table9_proposed_best(errors: pd.DataFrame, pooled: pd.DataFrame) -> Claim:
+    """The proposed estimators, MN_MES especially, best in general (App. I.5 on Table 9, AP, n = 100).
 
-    Rule: share of (dataset, model, metric, n, estimator) whose average relative error is within
-    a factor :data:`FACTOR` of the paper's.
+    Rule: per (dataset, model), the lowest error of the seven is one of the estimators the paper
+    proposes (its columns "this paper": BV_MES, BV_MLE, MN_MES, MN_MLE); "in general" asks for
+    more than half. The narrower reading "MN_MES is the best" fails the paper's own Table 9 (the
+    reason gives its count).
     """
-    joined = _aaai23(errors)
-    ratio = joined["mean"] / (joined["paper_percent"] / 100)
-    close = (ratio >= 1 / FACTOR) & (ratio <= FACTOR)
-    return Claim(paper="li2023aaai", claim="Average relative errors over K = 1..50 of the estimators (their size)", quote="Average relative errors over K = 1..50 of the estimators (their size)", source="Tables 6, 9, 10", dataset="pinterest-subset, yelp-diffnet", our_value=f"median ratio {three_digits(ratio.median())}", paper_value="ratio 1", verdict=share_verdict(int(close.sum()), len(close)), reason=f"Ours / the paper's per (dataset, model, metric, n, estimator): median {three_digits(ratio.median())}, "
-                 f"within a factor {FACTOR:g} in {int(close.sum())} of {len(close)}. Our pinterest-subset and "
-                 "yelp-diffnet are other versions of the paper's data, and our models others, so the levels differ.")
+    claim, quote, source = _SPECS["table9_proposed_best"]
+    if (missing := _missing(errors, claim, quote, source, "ap", 100)) is not None:
+        return missing
+
+    def count(means, _):
+        return int(means.idxmin(axis=1).isin(PRIOR).sum()), len(means)
+
+    (verdict, value), others, theirs = _graded(count, most_verdict, errors, pooled, "ap", 100)
+    mn_mes = int((_paper("ap", 100, "paper_percent").idxmin(axis=1) == "mn_mes").sum())
+    return Claim(
+        paper="li2023aaai", claim=claim, quote=quote,
+        source=source, dataset=DATASETS, setup=SETUPS["pooled"], our_value=value, paper_value=theirs,
+        verdict=verdict, other_setups=others,
+        reason="Rule: per (dataset, model) of Table 9 (AP, n = 100), the lowest average relative error of the seven "
+               "belongs to one of the paper's estimators (BV_MES, BV_MLE, MN_MES, MN_MLE); 'in general' asks for "
+               f"more than half. MN_MES alone is the lowest in {mn_mes} of the paper's 10 rows on these datasets, "
+               "so the sentence cannot mean MN_MES alone.")
 
 
-def mn_users_scope(table: pd.DataFrame) -> Claim:
-    """MN minimises the MSE bound of the average over M users (AAAI'23 eq. 10-11), with
+def table10_mn_mes(errors: pd.DataFrame, pooled: pd.DataFrame) -> Claim:
+    """MN_MES best or second best in most cases (App. I.5 on Table 10, NDCG, n = 500).
+
+    Rule: per (dataset, model), MN_MES has one of the two lowest errors of the seven; "in most of
+    the cases" asks for more than half.
+    """
+    claim, quote, source = _SPECS["table10_mn_mes"]
+    if (missing := _missing(errors, claim, quote, source, "ndcg", 500)) is not None:
+        return missing
+
+    def count(means, _):
+        return int(_two_best(means)["mn_mes"].sum()), len(means)
+
+    (verdict, value), others, theirs = _graded(count, most_verdict, errors, pooled, "ndcg", 500)
+    return Claim(
+        paper="li2023aaai", claim=claim, quote=quote,
+        source=source, dataset=DATASETS, setup=SETUPS["pooled"], our_value=value, paper_value=theirs,
+        verdict=verdict, other_setups=others,
+        reason="Rule: per (dataset, model) of Table 10 (NDCG, n = 500), MN_MES has one of the two lowest average "
+               "relative errors of the seven; 'in most of the cases' asks for more than half. At n = 500 MES with "
+               "the printed η spreads P̂ towards the uniform P(R) (check of MES's entropy weight), and MN_MES "
+               "and BV_MES inherit it as their prior.")
+
+
+def relative_error_levels(errors: pd.DataFrame, pooled: pd.DataFrame) -> list[Claim]:
+    """Our checks: the sizes of the average relative errors of Tables 6, 9 and 10 (the sentences
+    on these tables are rows of their own; the sizes depend on the paper's datasets and models).
+
+    Rule: per (dataset, model, estimator), our mean error lies within two of the paper's
+    standard deviations over the repeats of the paper's mean (where about 95 % of the paper's
+    own repeats lie); unhedged: 90 % of the cases.
+    """
+    paper = paper_table("li2023aaai_relative_error")
+    rows = []
+    for (metric, n), table in TABLES.items():
+        name = {"recall": "Recall", "ap": "AP", "ndcg": "NDCG"}[metric]
+        claim = f"Our average relative errors are those of {table} ({name}, n = {n})"
+        quote = f"The average relative errors between estimated {name}@K (K from 1 to 50) and the true ones. Unit is %."
+        if (missing := _missing(errors, claim, quote, table, metric, n)) is not None:
+            rows.append(missing)
+            continue
+
+        def share(frame, metric=metric, n=n):
+            part = frame[(frame["metric"] == metric) & (frame["sample_size"] == n)]
+            joined = paper_merge(part.rename(columns={"estimator": "method"}), paper,
+                                 ["dataset", "model", "sample_size", "metric", "method"],
+                                 scope={"dataset": sorted(set(part["dataset"])), "metric": [metric],
+                                        "sample_size": [n]})
+            close = (joined["mean"] - joined["paper_percent"] / 100).abs() <= 2 * joined["paper_std_percent"] / 100
+            return int(close.sum()), len(close), joined["mean"] / (joined["paper_percent"] / 100)
+
+        results = {s: share(f) for s, f in _frames(errors, pooled).items()}
+        held, cases, ratio = results["pooled"]
+        rows.append(Check(
+            paper="li2023aaai", claim=claim, quote=quote, source=table, dataset=DATASETS, setup=SETUPS["pooled"], our_value=f"{held} of {cases}",
+            paper_value=f"{cases} of {cases}", verdict=share_verdict(held, cases),
+            other_setups="; ".join(f"{SETUPS[s]}: {share_verdict(h, c)} ({h} of {c})"
+                                   for s, (h, c, _) in list(results.items())[1:]),
+            reason=f"Our check: the paper comments on the ordering of its estimators in {table}, not on the "
+                   f"sizes. Rule: per (dataset, model, estimator) of {table}, our mean average relative error within two "
+                   "of the paper's standard deviations over its 100 repeats of the paper's mean (where about 95 % "
+                   f"of its own repeats lie); unhedged: 90 %. Ours / the paper's: median "
+                   f"{three_digits(ratio.median())}, {three_digits(ratio.min())} to {three_digits(ratio.max())}. "
+                   "Our datasets are other versions of the paper's and our models other fits, so the levels differ."))
+    return rows
+
+
+def mn_users_scope(table: pd.DataFrame) -> Check:
+    """Our check: MN minimises the MSE bound of the average over M users (eq. 10-11), with
     per-user candidates (not in the paper).
 
     Rule: per (dataset, model, metric@K), MN_MLE and MN_MES with the whole M move by at most
@@ -121,9 +398,17 @@ def mn_users_scope(table: pd.DataFrame) -> Claim:
     other = shift[shift["m_scope"] == "none"]
     held = int((total["shift"] <= 0.5).sum())
     err = table[table["n_groups"] == many].groupby("m_scope")["rel_error"].mean()
-    return Claim(paper="li2023aaai", claim="MN minimises the MSE bound of eq. 10 for the average over M users", quote="MN minimises the MSE bound of eq. 10 for the average over M users", source="eq. 10-11, §3", dataset=", ".join(sorted(set(table["dataset"]))) + f" ({table['protocol'].iloc[0]})", our_value=f"shift ≤ {three_digits(total['shift'].max())} sd (whole M), ≤ {three_digits(group['shift'].max())} sd (M_g)", paper_value="", verdict=share_verdict(held, len(total)), reason=f"Metric@{int(table['k'].iloc[0])} from {few} to {many} candidate groups, in sd over "
-        f"{int(table['repeats'].min())} repeats: MN with the whole M moves ≤ 0.5 sd in {held} of {len(total)} "
-        f"cases (largest {three_digits(total['shift'].max())}), with each group's M_g up to {three_digits(group['shift'].max())}, "
-        f"estimators without M up to {three_digits(other['shift'].max())}. The bound of eq. 10 for the average over all "
-        f"users, split by group (Jensen), is MN with the whole M in every group. Average relative error at "
-        f"{many} groups: M_g {percent(err.get('group', np.nan))}, whole M {percent(err.get('total', np.nan))}.")
+    return Check(
+        paper="li2023aaai", claim="MN with the whole M does not move with the number of candidate groups",
+        source="eq. 10; eq. 11",
+        dataset=", ".join(sorted(set(table["dataset"]))) + f" ({table['protocol'].iloc[0]})",
+        our_value=f"shift ≤ {three_digits(total['shift'].max())} sd (whole M), ≤ {three_digits(group['shift'].max())} "
+                  "sd (M_g)",
+        verdict=share_verdict(held, len(total)),
+        reason=f"Our extension (the papers rank among all items, one group): metric@{int(table['k'].iloc[0])} from "
+               f"{few} to {many} candidate groups, in sd over {int(table['repeats'].min())} repeats: MN with the "
+               f"whole M moves ≤ 0.5 sd in {held} of {len(total)} cases (largest {three_digits(total['shift'].max())}), "
+               f"with each group's M_g up to {three_digits(group['shift'].max())}, estimators without M up to "
+               f"{three_digits(other['shift'].max())}. The bound of eq. 10 for the average over all users, split by "
+               "group (Jensen), is MN with the whole M in every group. Average relative error at "
+               f"{many} groups: M_g {percent(err.get('group', np.nan))}, whole M {percent(err.get('total', np.nan))}.")

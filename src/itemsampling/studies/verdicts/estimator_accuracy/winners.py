@@ -1,93 +1,226 @@
-"""The claims on which estimator picks the true winner among the models: AAAI'21 Tables 4, 8-10
-and AAAI'23 Table 8."""
+"""The claims on which estimator picks the true winner among the models: AAAI'21 Table 4 (its
+sentence) and Tables 8-10 (their captions), and our checks of AAAI'23 Table 8's fixed-size
+counts and of which estimator is most often right.
+
+A count of correct winners out of 100 repeats is the paper's within two standard errors of the
+difference of two such shares (:func:`.common.binomial_close`). Our models and the leads of
+their true winners differ from the papers' (``true_winners``), so the counts can agree only
+where the leads are alike; the reasons give our leads.
+"""
 
 from __future__ import annotations
 
 import pandas as pd
 
+from ...estimator_accuracy.layouts import estimator_label
 from ...paper import paper_merge, paper_table, stand_ins
-from .. import Claim, share_verdict
-from .common import AAAI21, dataset_names, our_bias, percent, untestable
+from .. import Check, Claim, share_verdict
+from .common import PRINTED, absent, binomial_close, dataset_names, mes_reading, percent, untestable
 
-__all__ = ["winner_counts_aaai23", "winners_best", "wmle_winners"]
+__all__ = ["table4_mle_mes_bv", "table4_wmle", "winner_counts_aaai21", "winner_counts_aaai23",
+           "winners_best_check"]
 
-
-def _winner_shares(wins: pd.DataFrame, paper: pd.DataFrame, datasets) -> pd.DataFrame:
-    """Per dataset, n and estimator: our share of correct winners over the paper's (metric, K), and
-    the paper's."""
-    theirs = paper[paper["dataset"].isin(list(datasets))]
-    on = ["dataset", "sample_size", "method", "metric", "k"]
-    ours = wins.rename(columns={"estimator": "method"}).assign(k=lambda t: t["k"].astype("Int64"))
-    joined = paper_merge(ours, theirs, on, scope={"dataset": sorted(set(datasets) & set(wins["dataset"])),
-                                                  "sample_size": sorted(set(wins["sample_size"]))})
-    sums = joined.groupby(["dataset", "sample_size", "method"], sort=False)[
-        ["correct", "repeats", "paper_correct"]].sum()
-    return pd.DataFrame({"ours": sums["correct"] / sums["repeats"],
-                         "paper": sums["paper_correct"] / (100 * joined.groupby(
-                             ["dataset", "sample_size", "method"], sort=False).size())}).reset_index()
+#: the AAAI'21 setup of the winner rows: the MES reading closest to the paper's; no run of WMLE
+#: under a reading close to the paper's picks winners, so WMLE is left out
+_WMLE_OUT = "WMLE left out (no winner run of a WMLE reading with the paper's gap)"
 
 
-def wmle_winners(wins: pd.DataFrame, at_k: pd.DataFrame) -> Claim:
+def _cells(wins: pd.DataFrame, paper: pd.DataFrame, datasets, n: int, mes: str = "mes") -> pd.DataFrame:
+    """Our share of correct winners per (dataset, estimator, metric, K) at n next to the paper's
+    (``paper``'s rows of ``datasets``), with MES read as ``mes``."""
+    ours = wins[(wins["sample_size"] == n) & (wins["estimator"] != ("mes" if mes != "mes" else "mes_code"))]
+    ours = ours.replace({"estimator": {mes: "mes"}}).rename(columns={"estimator": "method"})
+    ours = ours.assign(k=ours["k"].astype("Int64"))
+    theirs = paper[paper["dataset"].isin(list(datasets)) & (paper["sample_size"] == n)]
+    joined = paper_merge(ours, theirs, ["dataset", "sample_size", "method", "metric", "k"],
+                         scope={"dataset": sorted(set(datasets) & set(wins["dataset"]))})
+    return joined.assign(ours=joined["correct"] / joined["repeats"], paper=joined["paper_correct"] / 100)
+
+
+def _shares(cells: pd.DataFrame) -> pd.DataFrame:
+    """Per dataset and estimator, the share of correct winners over the cells, ours and the paper's."""
+    return cells.groupby(["dataset", "method"], sort=False)[["ours", "paper"]].mean()
+
+
+def _leads(dataset: str, truth: pd.DataFrame) -> str:
+    gaps = truth[truth["dataset"] == dataset]["gap"]
+    return f"our true winner leads the runner-up by {percent(gaps.min())} to {percent(gaps.max())}"
+
+
+def table4_wmle(wins: pd.DataFrame) -> Claim:
     """WMLE picks the winner most often on ml-1m (Table 4).
 
-    Rule: on ml-1m at n = 100, over the paper's (metric, K), WMLE's share of repeats with the
-    true winner is the highest of the six estimators. The reason gives WMLE's relative bias at
-    K = 10: a high share from a strongly biased estimator is not accuracy.
+    Not testable on the setup closest to the paper's: our WMLE with the paper's gap to MLE
+    (a reading of eq. 22-23) was not run for winners, and the printed WMLE is several times the
+    exact value. ``other_setups`` gives the verdict as printed (WMLE's share is the highest).
     """
-    shares = _winner_shares(wins, paper_table("jin2021aaai_winners"), ["ml-1m"])
-    shares = shares[shares["sample_size"] == 100].set_index("method")
-    if not set(AAAI21) <= set(shares.index):
-        return untestable("jin2021aaai", "WMLE picks the true winner most often; MLE and MES are comparable and "
-                           "slightly better than BV 0.01", "Table 4", "ml-1m",
-                           "ml-1m was not run at n = 100 with the estimators of AAAI'21.")
+    quote = "We observe that WMLE has the best prediction accuracy in picking up the winners"
+    claim = "WMLE picks the true winner most often on ml-1m"
+    paper = paper_table("jin2021aaai_winners")
+    if absent(wins, ["ml-1m"], 100):
+        return untestable("jin2021aaai", claim, quote, "Table 4", "ml-1m", "ml-1m was not run at n = 100.")
+    shares = _shares(_cells(wins, paper, ["ml-1m"], 100)).loc["ml-1m"]
     best, p_best = shares["ours"].idxmax(), shares["paper"].idxmax()
-    bias = our_bias(at_k)
-    wmle_bias = bias[(bias["dataset"] == "ml-1m") & (bias["estimator"] == "wmle")]["bias"].mean()
-    mle_bias = bias[(bias["dataset"] == "ml-1m") & (bias["estimator"] == "mle")]["bias"].mean()
-    return Claim(paper="jin2021aaai", claim="WMLE picks the true winner most often; MLE and MES are comparable and slightly better "
-        "than BV 0.01", quote="WMLE picks the true winner most often; MLE and MES are comparable and slightly better "
-        "than BV 0.01", source="Table 4", dataset="ml-1m", our_value=f"WMLE {percent(shares.loc['wmle', 'ours'])}, best {best} {percent(shares.loc[best, 'ours'])}", paper_value=f"WMLE {percent(shares.loc['wmle', 'paper'])}, best {p_best}", verdict="reproduced" if best == "wmle" else "not reproduced", reason=f"Share of repeats with the true winner over the paper's (metric, K) at n = 100; rule: WMLE has the highest. "
-        f"MLE {percent(shares.loc['mle', 'ours'])}, MES {percent(shares.loc['mes', 'ours'])}, BV 0.01 "
-        f"{percent(shares.loc['bv_0.01', 'ours'])}. WMLE's share comes from a strongly biased estimator: its mean "
-        f"relative bias of metric@10 on ml-1m is {percent(wmle_bias)} (MLE {percent(mle_bias)}); it overestimates every "
-        "model, and a bias that keeps the models' order picks the winner without estimating the metric.")
+    printed = "reproduced" if best == "wmle" else "not reproduced"
+    return Claim(
+        paper="jin2021aaai", claim=claim, quote=quote, source="Table 4", dataset="ml-1m",
+        setup="a WMLE with the paper's gap to MLE (not run for winners)",
+        our_value=f"as printed: WMLE {percent(shares.loc['wmle', 'ours'])}, best {estimator_label(best)}",
+        paper_value=f"WMLE {percent(shares.loc['wmle', 'paper'])}, best {estimator_label(p_best)}",
+        verdict="not testable here", other_setups=f"{PRINTED}: {printed} (WMLE {percent(shares.loc['wmle', 'ours'])})",
+        reason="Rule: WMLE has the highest share of repeats with the true winner over the paper's (metric, K) at "
+               "n = 100. Our printed WMLE is not the paper's (its gap to MLE is hundreds of times the paper's; the "
+               "WMLE readings row), and no reading with the paper's gap was run for winners, so the claim is not "
+               "testable on the paper's estimator. As printed WMLE has the highest share, from a bias that "
+               "overestimates every model and keeps their order: that picks the winner without estimating the "
+               "metric, and grades no property of the paper's WMLE.")
 
 
-def winners_best(wins: pd.DataFrame) -> list[Claim]:
-    """The estimator most often right on citeulike, pinterest-20 and yelp (Tables 8-10).
+def table4_mle_mes_bv(wins: pd.DataFrame, at_k: pd.DataFrame) -> Claim:
+    """MLE and MES comparable, slightly better than BV 0.01 at picking the winner (Table 4, ml-1m).
 
-    Rule: per dataset at n = 100, over the paper's (metric, K): reproduced if our estimator most
-    often right is the paper's, partly if the paper's is among our two best, else not reproduced.
+    Rule: over the paper's (metric, K) at n = 100, three conditions: MLE's and MES's shares
+    differ by at most one binomial standard error of a share out of the repeats at 50 %
+    ("comparable"), and each is above BV 0.01's by at most two ("slightly better"). Unhedged:
+    all three.
+    """
+    quote = "while MLE and MES are comparable and slightly better than BV 0.01."
+    claim = "MLE and MES pick the winner about equally often, slightly more often than BV 0.01 (ml-1m)"
+    if absent(wins, ["ml-1m"], 100):
+        return untestable("jin2021aaai", claim, quote, "Table 4", "ml-1m", "ml-1m was not run at n = 100.")
+    paper = paper_table("jin2021aaai_winners")
+    repeats = int(wins["repeats"].min())
+    se = (0.25 / repeats) ** 0.5
+
+    def grade(shares):
+        mle, mes, bv = shares["mle"], shares["mes"], shares["bv_0.01"]
+        held = int(abs(mle - mes) <= se) + int(0 < mle - bv <= 2 * se) + int(0 < mes - bv <= 2 * se)
+        return share_verdict(held, 3), f"MLE {percent(mle)}, MES {percent(mes)}, BV 0.01 {percent(bv)}"
+
+    mes = mes_reading(at_k)
+    results = {name: grade(_shares(_cells(wins, paper, ["ml-1m"], 100, reading)).loc["ml-1m", "ours"])
+               for name, reading in ((f"MES {mes.name}", mes.name), (PRINTED, "mes"))}
+    (setup, (verdict, value)), (other, (o_verdict, o_value)) = results.items()
+    theirs = _shares(_cells(wins, paper, ["ml-1m"], 100)).loc["ml-1m", "paper"]
+    return Claim(
+        paper="jin2021aaai", claim=claim, quote=quote, source="Table 4", dataset="ml-1m", setup=setup,
+        our_value=value, paper_value=f"MLE {percent(theirs['mle'])}, MES {percent(theirs['mes'])}, BV 0.01 "
+                                     f"{percent(theirs['bv_0.01'])}",
+        verdict=verdict, other_setups=f"{other}: {o_verdict} ({o_value})",
+        reason=f"Rule: shares of repeats with the true winner over the paper's (metric, K) at n = 100; 'comparable' "
+               f"is |MLE − MES| at most one standard error of a share out of {repeats} repeats at 50 % "
+               f"({percent(se)}), 'slightly better' each above BV 0.01 by at most two ({percent(2 * se)}); all three "
+               f"must hold. Setup: {mes.text}.")
+
+
+def winner_counts_aaai21(wins: pd.DataFrame, at_k: pd.DataFrame, truth: pd.DataFrame) -> list[Claim]:
+    """The counts of AAAI'21 Tables 8-10 (captions only; the text draws no conclusion from them).
+
+    Rule: per (estimator, metric, K) cell at n = 100, our share of correct winners agrees with
+    the paper's within two standard errors (:func:`.common.binomial_close`); unhedged: at least
+    90 % of the cells. Setup: the MES reading closest to the paper's, WMLE left out.
     """
     paper = paper_table("jin2021aaai_winners")
     rows = []
-    for dataset, table in (("citeulike-a", "Table 8"), ("yelp-diffnet", "Table 9"), ("pinterest-subset", "Table 10")):
-        if dataset not in set(wins["dataset"]):
+    mes = mes_reading(at_k)
+    for dataset, table, name in (("citeulike-a", "Table 8", "citeulike"), ("yelp-diffnet", "Table 9", "yelp"),
+                                 ("pinterest-subset", "Table 10", "pinterest-20")):
+        if absent(wins, [dataset], 100):
             continue
-        shares = _winner_shares(wins, paper, [dataset])
-        shares = shares[shares["sample_size"] == 100].set_index("method")
-        if shares.empty:
-            continue
-        top = list(shares["ours"].sort_values(ascending=False, kind="stable").index)
-        theirs = shares["paper"].idxmax()
-        verdict = "reproduced" if top[0] == theirs else "partly" if theirs in top[:2] else "not reproduced"
-        rows.append(Claim(paper="jin2021aaai", claim="The estimator that picks the true winner most often", quote="The estimator that picks the true winner most often", source=table, dataset=dataset, our_value=f"{top[0]} {percent(shares.loc[top[0], 'ours'])}", paper_value=f"{theirs} {percent(shares.loc[theirs, 'paper'])}", verdict=verdict, reason="Share of repeats with the true winner over the paper's (metric, K) at n = 100; rule: same best "
-            "estimator (reproduced), the paper's among our two best (partly). Ours: "
-            + ", ".join(f"{m} {percent(v)}" for m, v in shares["ours"].items())
-            + ". Our models and their leads differ from the paper's (table of true winners)."))
+        results = []
+        for label, reading, keep in ((f"MES {mes.name}, {_WMLE_OUT}", mes.name, lambda c: c["method"] != "wmle"),
+                                     (PRINTED, "mes", lambda c: c["method"] == c["method"])):
+            cells = _cells(wins, paper, [dataset], 100, reading)
+            cells = cells[keep(cells)]
+            close = binomial_close(cells["ours"], cells["paper"], cells["repeats"])
+            results.append((label, share_verdict(int(close.sum()), len(close)), f"{int(close.sum())} of {len(close)}",
+                            cells))
+        (setup, verdict, value, cells), (other, o_verdict, o_value, _) = results
+        shares = _shares(cells).loc[dataset]
+        rows.append(Claim(
+            paper="jin2021aaai", claim=f"The counts of correct winners of {table} ({name})",
+            quote=f"The number of successes at predicting a winner on the {name} dataset with 100 repeats.",
+            source=table, dataset=dataset, setup=setup, our_value=f"{value} cells within tolerance",
+            paper_value="every cell", verdict=verdict, other_setups=f"{other}: {o_verdict} ({o_value})",
+            reason="Rule: per (estimator, metric, K) at n = 100, our share of repeats with the true winner within "
+                   "two standard errors of the difference from the paper's (at least one repeat); unhedged: 90 % of "
+                   "the cells. The caption is all the paper says of this table (App. E only lists it). Shares over "
+                   "the cells, ours against the paper's: " + ", ".join(
+                       f"{estimator_label(e)} {percent(r['ours'])} vs {percent(r['paper'])}"
+                       for e, r in shares.iterrows())
+                   + (f". {dataset} stands in for the paper's {name}" if dataset != "citeulike-a" else "")
+                   + f"; {_leads(dataset, truth)}."))
     return rows
 
 
-def winner_counts_aaai23(wins: pd.DataFrame) -> Claim:
-    """BV_* and MN_* at n = 500 pick the winner as often as AAAI'23 Table 8 says.
+def winners_best_check(wins: pd.DataFrame, truth: pd.DataFrame) -> Check:
+    """Our check: the estimator of AAAI'21 most often right on citeulike-a, yelp-diffnet and
+    pinterest-subset at n = 100, against the one most often right in the paper's Tables 8-10.
 
-    Rule: per (dataset, estimator), our share of correct winners over the paper's (metric, K)
-    within 15 percentage points of the paper's (the fixed-size part of Table 8); share of such cases.
+    Rule: per dataset, the paper's most-often-right estimator is ours too (reproduced), or among
+    our two (partly); the verdict over the datasets by the share where it is ours.
     """
-    datasets = sorted(set(wins["dataset"]) & set(stand_ins("li2023aaai_winners")))
+    paper = paper_table("jin2021aaai_winners")
+    datasets = [d for d in ("citeulike-a", "yelp-diffnet", "pinterest-subset") if not absent(wins, [d], 100)]
+    parts, held = [], 0
+    for dataset in datasets:
+        shares = _shares(_cells(wins, paper, [dataset], 100)).loc[dataset]
+        top = list(shares["ours"].sort_values(ascending=False, kind="stable").index)
+        theirs = shares["paper"].idxmax()
+        held += top[0] == theirs
+        parts.append(f"{dataset}: ours {estimator_label(top[0])} {percent(shares.loc[top[0], 'ours'])}, the paper's "
+                     f"{estimator_label(theirs)} {percent(shares.loc[theirs, 'paper'])}; {_leads(dataset, truth)}")
+    return Check(
+        paper="jin2021aaai", claim="The estimator most often right on citeulike, yelp and pinterest-20 is the paper's",
+        source="Table 8; Table 9; Table 10", dataset=dataset_names(datasets, "citeulike-a, yelp-diffnet, "
+                                                                             "pinterest-subset"),
+        our_value=f"{held} of {len(datasets)} datasets", verdict=share_verdict(held, len(datasets)),
+        reason="A comparison of ours (the paper only prints these tables): per dataset at n = 100, the estimator "
+               "with the highest share of repeats with the true winner over the paper's (metric, K), ours and the "
+               "paper's (estimators as printed). " + "; ".join(parts) + ".")
+
+
+def winner_counts_aaai23(wins: pd.DataFrame) -> Claim:
+    """Our check: the fixed-size counts of AAAI'23 Table 8 at n = 500 on pinterest-20 and yelp. The
+    paper's sentence on Table 8 compares the adaptive MLE with these estimators (notebook 05).
+
+    Rule: per (dataset, estimator, metric, K) cell of BV_MES, BV_MLE, MN_MES and MN_MLE, our share
+    of correct winners agrees with the paper's within two standard errors
+    (:func:`.common.binomial_close`); unhedged: at least 90 % of the cells. Setup: priors fitted
+    to each repeat (the pooled prior of the authors' code was not run for winners).
+    """
+    claim = "Our counts of correct winners of the fixed-size estimators are those of Table 8 (n = 500)"
+    quote = ("Accuracy of predicting of the winner models for different datasets. Values in table is the number of "
+             "correct predictions over 100 repeats.")
     paper = paper_table("li2023aaai_winners")
-    shares = _winner_shares(wins, paper[paper["method"] != "adaptive_mle"], datasets)
-    close = (shares["ours"] - shares["paper"]).abs() <= 0.15
-    return Claim(paper="li2023aaai", claim="BV_MES, BV_MLE, MN_MES and MN_MLE pick the true winner in most repeats", quote="BV_MES, BV_MLE, MN_MES and MN_MLE pick the true winner in most repeats", source="Table 8", dataset=dataset_names(datasets, "pinterest-subset, yelp-diffnet"), our_value=f"{percent(shares['ours'].mean())} on average", paper_value=f"{percent(shares['paper'].mean())} on average", verdict=share_verdict(int(close.sum()), len(close)), reason=f"Per (dataset, estimator) at n = 500 over the paper's (metric, K): ours within 15 points of the paper's in "
-        f"{int(close.sum())} of {len(close)}. " + "; ".join(
-            f"{r.dataset} {r.method} {percent(r.ours)} vs {percent(r.paper)}" for r in shares.itertuples()) + ".")
+    paper = paper[paper["method"] != "adaptive_mle"]
+    n = int(paper["sample_size"].min())
+    datasets = sorted(d for d in stand_ins("li2023aaai_winners") if not absent(wins, [d], n))
+    if not datasets:
+        return untestable("li2023aaai", claim, quote, "Table 8", "pinterest-subset, yelp-diffnet",
+                          f"Neither stand-in was run at n = {n}.")
+    results = []
+    for label, rename in (("per-repeat prior", {}),
+                          ("per-repeat prior, MES as the code (η/n)", {"bv_mes": None, "mn_mes": None,
+                                                                       "bv_mes_code": "bv_mes",
+                                                                       "mn_mes_code": "mn_mes"})):
+        ours = wins[~wins["estimator"].isin([k for k, v in rename.items() if v is None])]
+        cells = _cells(ours.replace({"estimator": {k: v for k, v in rename.items() if v}}), paper, datasets, n)
+        close = binomial_close(cells["ours"], cells["paper"], cells["repeats"])
+        results.append((label, share_verdict(int(close.sum()), len(close)), f"{int(close.sum())} of {len(close)}",
+                        cells))
+    (setup, verdict, value, cells), (other, o_verdict, o_value, _) = results
+    shares = _shares(cells)
+    return Check(
+        paper="li2023aaai", claim=claim, quote=quote, source="Table 8", dataset=dataset_names(datasets, "pinterest-subset, yelp-diffnet"), setup=setup,
+        our_value=f"{value} cells within tolerance", paper_value="every cell", verdict=verdict,
+        other_setups=f"{other}: {o_verdict} ({o_value})",
+        reason=f"Our check. Rule: per (dataset, estimator, metric, K) at n = {n}, the paper's n for pinterest-20 and yelp (§5: "
+               "'we choose 500 sample size'; notebook 05's fixed yelp-diffnet size is 1000, most of its items), our "
+               "share of repeats with the true winner within two standard errors of the difference from the "
+               "paper's, in 90 % of the cells. The paper draws no conclusion on the fixed-size estimators from this "
+               "table (§5 Q3 compares the adaptive MLE with them: notebook 05). Shares, ours against the "
+               "paper's: " + "; ".join(f"{d} {estimator_label(e)} {percent(r['ours'])} vs {percent(r['paper'])}"
+                                        for (d, e), r in shares.iterrows())
+               + ". pinterest-subset and yelp-diffnet stand in for pinterest-20 and yelp; our true winners and "
+                 "their leads differ from the paper's.")
