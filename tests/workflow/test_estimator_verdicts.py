@@ -275,3 +275,19 @@ def test_binomial_tolerance():
     close = common.binomial_close(pd.Series([0.5, 1.0, 0.9]), pd.Series([0.6, 1.0, 0.5]), repeats)
     assert close.tolist() == [True, True, False]
     assert np.isclose(common.binomial_close(pd.Series([1.0]), pd.Series([0.99]), pd.Series([100])), True)
+
+
+def test_the_blind_spot_of_the_best_effort_turns_with_the_errors_at_small_k():
+    claim = "Even the best fixed-size estimator is least accurate at small K"
+    assert verdict_of(_rows(), claim) == "partly"
+
+    def flat_errors(coverage):  # every corrected estimator as accurate at K = 1 as at K = 50
+        return coverage.assign(bias=np.where(coverage["k"] == coverage["k"].min(), 0.0, coverage["bias"]),
+                               spread=np.where(coverage["k"] == coverage["k"].min(), 0.0, coverage["spread"]))
+
+    assert verdict_of(_rows(interval_coverage=flat_errors), claim) == "not reproduced"
+
+    def sharp_blind_spot(coverage):
+        return coverage.assign(bias=np.where(coverage["k"] == coverage["k"].min(), 10.0, coverage["bias"]))
+
+    assert verdict_of(_rows(interval_coverage=sharp_blind_spot), claim) == "reproduced"

@@ -25,7 +25,6 @@ from itemsampling.studies.tables import write_table
 
 from .conftest import REPO
 
-
 #: machine records and the bytes-or-tolerance verdict depend on the kernels of the machine that runs them
 pytestmark = pytest.mark.blas_kernels
 

@@ -234,7 +234,7 @@ def test_the_front_page_shows_the_verdicts_without_rst_errors():
     assert "System Message" not in html
     assert "mailto:" not in html
     html = unescape(html)
-    assert "max |ours - paper| 0.3" in html and "“the words” — ours max |ours - paper| 0.3; paper 0.2." in html
+    assert "max |ours - paper| 0.3" in html and "*grows* with a_ref at Recall@10: “the words” — ours max |ours - paper| 0.3; paper 0.2." in html
     assert "Li et al., AAAI 2023: 0 reproduced, 0 partly, 1 not reproduced" in " ".join(html.split())
 
 

@@ -264,11 +264,11 @@ def verdict_counts(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def _missed_line(row) -> str:
-    """One claim that is not reproduced, as a line of text: where, the quote, the numbers, and
-    the verdicts under other readings of the paper's setup."""
+    """One claim that is not reproduced, as a line of text: what it tests, the quote, the numbers,
+    and the verdicts under other readings of the paper's setup."""
     values = f"ours {row.our_value}" + (f"; paper {row.paper_value}" if row.paper_value else "")
     setup = f" Graded on {row.setup}; other readings: {row.other_setups}." if row.other_setups else ""
-    return f"“{row.quote.strip()}” — {values}.{setup}"
+    return f"{row.claim.strip().rstrip('.')}: “{row.quote.strip()}” — {values}.{setup}"
 
 
 def summary_markdown(frame: pd.DataFrame, checks: pd.DataFrame | None = None) -> str:
@@ -349,7 +349,7 @@ _LATEX = {"leq": "≤", "le": "≤", "geq": "≥", "ge": "≥", "neq": "≠", "a
 def _normalised(text: str) -> str:
     """``text`` with whitespace, LaTeX markup and typography made uniform: the form in which a quote
     and the paper are compared (:func:`quote_found`)."""
-    text = unicodedata.normalize("NFKC", text)
+    text = unicodedata.normalize("NFKC", text).replace("\\_", "_")
     text = re.sub(r"\\([A-Za-z]+|%)", lambda m: _LATEX.get(m.group(1), ""), text)
     text = text.translate(str.maketrans({"“": '"', "”": '"', "‘": "'", "’": "'", "–": "-", "—": "-", "−": "-",
                                          "≤": "≤", "…": "..."}))

@@ -563,7 +563,7 @@ def _comparison_claims(table: Callable[[str], pd.DataFrame]) -> list[Claim]:
     rows.append(Claim(
         paper=PAPER, claim="The adaptive MLE can be much more accurate (Recall) than the fixed-size estimators.",
         quote="Nevertheless, the adaptive based estimator can even achive much better performance, say 1.69% relative "
-              "error compared to the 2.78% from MN\\_MES estimator.",
+              "error compared to the 2.78% from MN_MES estimator.",
         source="App. I.5; Table 11", dataset=named, setup=setup,
         our_value=_of(holds, cases, f"(dataset, model) at most {example:.2f} times MN_MES's error"),
         paper_value=f"{_pct(paper_frame[('pinterest-20', FIG_MODEL, 'adaptive_mle')], 3)} against "
