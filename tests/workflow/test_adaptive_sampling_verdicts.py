@@ -155,15 +155,23 @@ def _on(frame, datasets=STAND_INS, **conditions):
     return mask
 
 
-def test_fig1_share_at_first_rank_turns_with_the_table():
+def test_fig1_share_at_first_rank_is_out_of_scope_and_our_share_turns_with_the_table():
+    """Fig. 1 is EASE on ml-20m, which none of our datasets stands in for: not testable here, with
+    what our data give in other_setups."""
     start = "With n = 100 sampled items, most held-out items"
-    assert verdict_of(_claims(), start) == "not reproduced"
+
+    def row(**override):
+        return next(r for r in _claims(**override) if r.claim.startswith(start))
+
+    assert row().verdict == "not testable here"
+    assert row().other_setups.startswith("on our datasets, “most” as more than half: not reproduced")
 
     def most_first(blind):
         hit = (blind["model"] == va.FIG_MODEL) & (blind["sampled_rank"] == 1)
         return blind.assign(probability=blind["probability"].where(~hit, 0.6))
 
-    assert verdict_of(_claims(blind_spot_sampled_ranks=most_first), start) == "reproduced"
+    assert row(blind_spot_sampled_ranks=most_first).other_setups.startswith(
+        "on our datasets, “most” as more than half: reproduced")
 
 
 def test_blind_spot_and_its_premises_turn_with_the_tables():

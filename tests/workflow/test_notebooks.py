@@ -14,7 +14,7 @@ import yaml
 from itemsampling.studies import adaptive_sensitivity, live_evaluation, mn_users, wmle_readings
 from itemsampling.studies.registry import load_study
 from itemsampling.studies.tables import find_root, read_table, write_table
-from itemsampling.studies.verdicts import VERDICTS_PATH, verdict_table
+from itemsampling.studies.verdicts import CHECKS_PATH, VERDICTS_PATH, verdict_tables
 
 REPO = Path(__file__).resolve().parents[2]
 NOTEBOOKS = yaml.safe_load((REPO / "workflow" / "notebooks.yaml").read_text())
@@ -72,8 +72,9 @@ def test_notebook_runs_on_tiny_tables_and_shows_every_figure(name, tiny_results,
             write_table(frame, tiny_results / "results" / "tables" / name / f"{table}.csv")
     assert all((tiny_results / "results" / "tables" / name / f"{table}.csv").is_file() for table in spec.get("inputs", []))
     if importlib.util.find_spec(f"itemsampling.studies.verdicts.{spec['study']}"):  # the notebook ends with its verdicts
-        verdicts = verdict_table({name: spec["study"]}, tiny_results)
+        verdicts, checks = verdict_tables({name: spec["study"]}, tiny_results)
         write_table(verdicts, tiny_results / VERDICTS_PATH)
+        write_table(checks, tiny_results / CHECKS_PATH)
     (tiny_results / "Snakefile").touch()  # marks the root that the notebook looks for by default
     (tiny_results / "notebooks").mkdir()
     out = tiny_results / f"{name}.ipynb"

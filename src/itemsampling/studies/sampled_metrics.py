@@ -31,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from scipy.stats import norm
+from scipy.special import ndtr
 
 from .. import corrections, toy
 from .._validation import check_choice, check_ranks
@@ -484,7 +484,7 @@ def predicted_agreement(table3: pd.DataFrame, table4: pd.DataFrame) -> pd.DataFr
     gap = (a["mean"].to_numpy() - b["mean"].to_numpy()) * np.sign(a["exact"].to_numpy() - b["exact"].to_numpy())
     spread = np.hypot(a["std"].to_numpy(), b["std"].to_numpy())
     return table4[["metric", "method", "recommender_a", "recommender_b"]].assign(
-        fraction=(table4["agree"] / table4["repeats"]).to_numpy(), predicted=norm.cdf(gap / spread))
+        fraction=(table4["agree"] / table4["repeats"]).to_numpy(), predicted=ndtr(gap / spread))
 
 
 def paper_with_our_spreads(table3: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:

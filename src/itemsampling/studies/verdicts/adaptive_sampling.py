@@ -309,9 +309,10 @@ def _blind_spot_claims(table: Callable[[str], pd.DataFrame]) -> list[Claim]:
     every = ", ".join(dict.fromkeys(blind["dataset"]))
     n = int(blind["sample_size"].iloc[0])
     first = blind_spot_first(blind)
-    fig = first.xs(FIG_MODEL, level="model")
+    shown = first.index.get_level_values("model") == FIG_MODEL  # the tiny runs of the tests have other models
+    fig = first[shown].droplevel("model")
     holds, cases = _count(fig > 0.5)
-    mode = first_is_mode(blind).xs(FIG_MODEL, level="model")
+    mode = first_is_mode(blind)[shown].droplevel("model")
     mode_holds, mode_cases = _count(mode)
     rows.append(Claim(
         paper=PAPER, claim=f"With n = {n} sampled items, most held-out items are ranked first in the sample set (r = 1).",
@@ -320,10 +321,13 @@ def _blind_spot_claims(table: Callable[[str], pd.DataFrame]) -> list[Claim]:
         source="§4.1; Fig. 1", dataset=f"{every} ({FIG_MODEL})",
         setup=f"“most” read as more than half of the users; {FIG_MODEL}, the model of Fig. 1, with n = {n}",
         our_value=_of(holds, cases, f"datasets with a share above 50% ({FIG_MODEL})"),
-        paper_value=f"most ({FIG_MODEL}, ml-20m)", verdict=share_verdict(holds, cases),
-        other_setups=f"“most” read as r = 1 the most frequent sampled rank: {share_verdict(mode_holds, mode_cases)} "
+        paper_value=f"most ({FIG_MODEL}, ml-20m)", verdict="not testable here",
+        other_setups=f"on our datasets, “most” as more than half: {share_verdict(holds, cases)}; “most” read as r = 1 "
+                     f"the most frequent sampled rank: {share_verdict(mode_holds, mode_cases)} "
                      f"({mode_holds} of {mode_cases})",
-        reason=f"Rule: the expected share of users at r = 1 with n = {n}, exact from the global ranks, above 50% "
+        reason="Not testable here: the sentence describes Fig. 1, EASE on ml-20m, and none of our datasets stands "
+               "in for ml-20m; the share at r = 1 depends on the dataset and the model. "
+               f"On our data, rule: the expected share of users at r = 1 with n = {n}, exact from the global ranks, above 50% "
                f"(“most”), on {FIG_MODEL} (Fig. 1's model; none of our datasets stands in for ml-20m), reproduced from "
                f"90% of the datasets, partly from 50%. Ours: "
                + ", ".join(f"{d} {_pct(v)}" for d, v in fig.items())
@@ -389,6 +393,8 @@ def _knee_claim(cost: pd.DataFrame, n_items: pd.Series) -> Claim:
     """Fig. 2: C_j rises quickly past 12.4% of the items (EASE on yelp; here on yelp's stand-in)."""
     stand_in = {paper: ours for ours, paper in stand_ins("li2023aaai_adaptive").items()}
     yelp = stand_in.get("yelp")
+    if yelp not in n_items.index.get_level_values("dataset"):
+        yelp = None  # a run without yelp's stand-in (the tiny runs of the tests)
     growth = knee(cost)
     testable = growth[growth["testable"]]
     scope = testable.loc[[(yelp, FIG_MODEL)]] if (yelp, FIG_MODEL) in testable.index else testable.iloc[:0]

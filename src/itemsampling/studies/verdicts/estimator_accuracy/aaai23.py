@@ -416,7 +416,7 @@ def mn_users_scope(table: pd.DataFrame) -> Check:
 
 
 def blind_spot_best_effort(coverage: pd.DataFrame) -> Claim:
-    """The blind spot of the best fixed-size estimator, not only of MLE (AAAI'23 §2).
+    """The blind spot of the best fixed-size estimator, not only of MLE (AAAI'23 §2.1).
 
     Rule: per (dataset, model, metric) of table ``interval_coverage`` (the estimates of every repeat
     at K = 1, 5, 10, 20, 50), the corrected estimator with the smallest root-mean-square relative
@@ -429,7 +429,7 @@ def blind_spot_best_effort(coverage: pd.DataFrame) -> Claim:
     frame = coverage[coverage["estimator"] != "sampled"].assign(
         error=lambda t: np.hypot(t["bias"], t["spread"]))
     if frame.empty or frame["k"].nunique() < 2:
-        return untestable("li2023aaai", claim, quote, "§2", "ml-1m", "No corrected estimates at two or more K.")
+        return untestable("li2023aaai", claim, quote, "§2.1", "ml-1m", "No corrected estimates at two or more K.")
     small, large = frame["k"].min(), frame["k"].max()
     keys = ["dataset", "model", "metric"]
     best = frame.groupby([*keys, "estimator"], sort=False)["error"].mean().reset_index()
@@ -439,7 +439,7 @@ def blind_spot_best_effort(coverage: pd.DataFrame) -> Claim:
     held, cases = int((ends[small] > ends[large]).sum()), len(ends)
     names = ", ".join(f"{estimator_label(e)} {n}" for e, n in best["estimator"].value_counts().items())
     return Claim(
-        paper="li2023aaai", claim=claim, quote=quote, source="§2", dataset=", ".join(dict.fromkeys(frame["dataset"])),
+        paper="li2023aaai", claim=claim, quote=quote, source="§2.1", dataset=", ".join(dict.fromkeys(frame["dataset"])),
         setup=f"n = {int(frame['sample_size'].iloc[0])}, {frame['scheme'].iloc[0]} sampling, protocol "
               f"{frame['protocol'].iloc[0]}",
         our_value=f"{held} of {cases}; best effort's error at K = {small} {percent(ends[small].min())}-"
