@@ -13,6 +13,8 @@ from itemsampling.studies.verdicts import (
     VERDICTS,
     Check,
     Claim,
+    can_verdict,
+    most_verdict,
     paper_text,
     papers_folder,
     quote_found,
@@ -35,10 +37,10 @@ def _by_k(errors: dict) -> pd.DataFrame:
 
 
 def test_hedged_verdicts_follow_the_words():
-    assert va.most_verdict(3, 5) == "reproduced" and va.most_verdict(2, 4) == "partly"  # "most": more than half
-    assert va.most_verdict(1, 4) == "partly" and va.most_verdict(0, 4) == "not reproduced"
-    assert va.can_verdict(1, 20) == "reproduced" and va.can_verdict(0, 20) == "not reproduced"
-    assert va.can_verdict(0, 0) == "not testable here"
+    assert most_verdict(3, 5) == "reproduced" and most_verdict(2, 4) == "partly"  # "most": more than half
+    assert most_verdict(1, 4) == "partly" and most_verdict(0, 4) == "not reproduced"
+    assert can_verdict(1, 20) == "reproduced" and can_verdict(0, 20) == "not reproduced"
+    assert can_verdict(0, 0) == "not testable here"
 
 
 def test_blind_spot_shape_and_premise_at_small_k():

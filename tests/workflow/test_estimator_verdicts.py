@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from itemsampling.studies.paper import paper_table
-from itemsampling.studies.verdicts import VERDICTS, Check, Claim
+from itemsampling.studies.verdicts import VERDICTS, Check, Claim, can_verdict, most_verdict
 from itemsampling.studies.verdicts import estimator_accuracy as v
 from itemsampling.studies.verdicts.estimator_accuracy import common
 from itemsampling.studies.wmle_readings import paper_gaps
@@ -266,8 +266,8 @@ def test_kdd20_hit_ratio_check():
     (0, 10, "not reproduced", "not reproduced"), (0, 0, "not testable here", "not testable here"),
 ])
 def test_the_hedged_verdicts(held, cases, most, can):
-    assert common.most_verdict(held, cases) == most
-    assert common.can_verdict(held, cases) == can
+    assert most_verdict(held, cases) == most
+    assert can_verdict(held, cases) == can
 
 
 def test_binomial_tolerance():

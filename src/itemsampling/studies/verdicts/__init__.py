@@ -51,6 +51,9 @@ __all__ = [
     "VERDICTS_PATH",
     "Check",
     "Claim",
+    "absent",
+    "can_verdict",
+    "most_verdict",
     "notebook_checks",
     "notebook_verdicts",
     "paper_text",
@@ -62,6 +65,7 @@ __all__ = [
     "share_verdict",
     "source_found",
     "summary_markdown",
+    "untestable",
     "verdict_counts",
     "verdict_table",
     "verdict_tables",
@@ -185,6 +189,37 @@ def share_verdict(holds: int, cases: int, *, reproduced: float = 0.9, partly: fl
         return "not testable here"
     share = holds / cases
     return "reproduced" if share >= reproduced else "partly" if share >= partly else "not reproduced"
+
+
+def most_verdict(holds: int, cases: int) -> str:
+    """The verdict of a claim hedged by "most", "mostly", "often", "typically", "tend to": reproduced
+    when it holds in strictly more than half of the cases, partly from a quarter (exactly half is
+    partly)."""
+    if cases and 2 * holds == cases:
+        return "partly"
+    return share_verdict(holds, cases, reproduced=0.5, partly=0.25)
+
+
+def can_verdict(holds: int, cases: int) -> str:
+    """The verdict of a claim hedged by "may", "can", "could": reproduced when it holds in one case."""
+    return share_verdict(min(holds, 1), min(cases, 1))
+
+
+def absent(frame: pd.DataFrame, datasets, n: int | None = None) -> bool:
+    """Whether ``frame`` has no row of ``datasets`` (at sample size ``n``): a claim about them is
+    not testable on this run (:func:`untestable`)."""
+    rows = frame["dataset"].isin(list(datasets))
+    if n is not None:
+        rows &= frame["sample_size"] == n
+    return not bool(rows.any())
+
+
+def untestable(paper: str, claim: str, quote: str, source: str, dataset: str, why: str, *,
+               kind: type[Claim] = Claim) -> Claim:
+    """A claim (or, with ``kind=Check``, a check) this run cannot test: its datasets or estimators
+    are absent, as ``why`` says."""
+    return kind(paper=paper, claim=claim, quote=quote, source=source, dataset=dataset, our_value="", paper_value="",
+                verdict="not testable here", reason=why)
 
 
 def _claims_of(study: str):

@@ -19,7 +19,7 @@ for pinterest-20 and yelp (notebook 00).
 
 **Hedges** (``docs/verdicts.md``): unhedged sentences need 90 % of their cases, "all", "every",
 "any", "always" and "consistently" 100 %, "most", "mostly", "generally", "typically" and "a good
-chance" more than half (:func:`most_verdict`), "may" and "can" one case (:func:`may_verdict`).
+chance" more than half (:func:`most_verdict`), "may" and "can" one case (:func:`can_verdict`).
 """
 
 from __future__ import annotations
@@ -32,15 +32,13 @@ import pandas as pd
 
 from ..mapping_functions import hit_ratio_long, with_paper
 from ..paper import SAME_DATA, paper_table
-from . import Claim, share_verdict
+from . import Claim, can_verdict, most_verdict, share_verdict
 
 __all__ = [
     "agreement",
     "claims",
     "error_spread",
     "hit_ratio_spread",
-    "may_verdict",
-    "most_verdict",
     "paper_protocols",
     "setup_rows",
     "share_of",
@@ -65,17 +63,6 @@ PAPER_MODELS = ("neumf", "multivae", "ease")
 LEMMA_TOLERANCE = 1e-6
 
 
-def most_verdict(holds: int, cases: int) -> str:
-    """The verdict of a "most / mostly / often" claim: reproduced when it holds in strictly more
-    than half of the cases, partly in at least a quarter."""
-    if cases and 2 * holds == cases:
-        return "partly"
-    return share_verdict(holds, cases, reproduced=0.5, partly=0.25)
-
-
-def may_verdict(holds: int, cases: int) -> str:
-    """The verdict of a "may / can" claim: reproduced when it happens in at least one case."""
-    return "not testable here" if not cases else "reproduced" if holds else "not reproduced"
 
 
 def share_of(share: float, reproduced: float = 0.9, partly: float = 0.5, strictly: bool = False) -> str:
@@ -383,7 +370,7 @@ def _table7_claims(table: Callable[[str], pd.DataFrame], setup: str, setup_why: 
 
     def generic_rule(part):
         holds = int((part["beta@0.5"] <= generic).sum())
-        return may_verdict(holds, len(part)), f"beta@0.5 at most {generic:.4f} in {holds} of {len(part)}"
+        return can_verdict(holds, len(part)), f"beta@0.5 at most {generic:.4f} in {holds} of {len(part)}"
 
     def bound_rule(part):
         ratio = part["bound"] / part["linear"]

@@ -17,13 +17,12 @@ from collections.abc import Callable
 import pandas as pd
 
 from ..paper import paper_merge, paper_table
-from . import Check, Claim, share_verdict
+from . import Check, Claim, can_verdict, share_verdict
 from .mapping_functions import (
     DEFAULT,
     DEFAULT_WHY,
     FLOOR,
     hit_ratio_spread,
-    may_verdict,
     setup_rows,
     share_of,
 )
@@ -91,7 +90,7 @@ def claims(table: Callable[[str], pd.DataFrame]) -> list[Claim]:
         part = competitive[competitive["protocol"] == protocol]
         holds = part[part["hr_relation"] != "cross"]
         where = ", ".join(f"{d} {n}" for d, n in holds["dataset"].value_counts(sort=False).items()) or "none"
-        return may_verdict(len(holds), len(part)), f"{len(holds)} of {len(part)} pairs dominate ({where})"
+        return can_verdict(len(holds), len(part)), f"{len(holds)} of {len(part)} pairs dominate ({where})"
 
     on_figure = competitive[(competitive["dataset"] == curves["dataset"].iloc[0]) & (competitive["protocol"] == DEFAULT)]
     with_floor = pairs[(pairs["protocol"] == DEFAULT) & (pairs["hr_relation"] != "cross")]

@@ -18,16 +18,13 @@ import pandas as pd
 
 from ...estimator_accuracy.layouts import estimator_label
 from ...paper import paper_merge, paper_table
-from .. import Check, Claim, share_verdict
+from .. import Check, Claim, can_verdict, most_verdict, share_verdict, untestable
 from .common import (
     AAAI23,
     PRIOR,
     aaai23_frame,
-    can_verdict,
-    most_verdict,
     percent,
     three_digits,
-    untestable,
 )
 
 __all__ = [

@@ -19,21 +19,17 @@ import pandas as pd
 from ...estimator_accuracy.layouts import estimator_label
 from ...paper import paper_merge
 from ...wmle_readings import paper_gaps, reading_summary
-from .. import Check, Claim, share_verdict
+from .. import Check, Claim, absent, can_verdict, most_verdict, share_verdict, untestable
 from .common import (
     AAAI21,
     PRINTED,
     aaai21_frame,
-    absent,
-    can_verdict,
     count_cases,
     mes_reading,
-    most_verdict,
     our_bias,
     paper_bias,
     percent,
     setup_label,
-    untestable,
     wmle_reading,
 )
 
@@ -349,8 +345,8 @@ def kr_gamma_tradeoff(at_k: pd.DataFrame) -> Check:
     quote = ("In order to alleviate this problem, we can regularize problem (21) by introducing a variance term")
     frame = our_bias(at_k, 100, ("bv_0.1", "bv_0.01"))
     if set(frame["estimator"]) != {"bv_0.1", "bv_0.01"}:
-        return Check(paper="krichene2020kdd", claim=claim, quote=quote, source="§5.3; eq. 24", dataset="all four",
-                     our_value="", verdict="not testable here", reason="BV with γ = 0.1 and 0.01 was not run at n = 100.")
+        return untestable("krichene2020kdd", claim, quote, "§5.3; eq. 24", "all four",
+                          "BV with γ = 0.1 and 0.01 was not run at n = 100.", kind=Check)
 
     def holds(part):
         s = part.set_index("estimator")

@@ -32,11 +32,10 @@ import pandas as pd
 from ...estimator_accuracy.parts import CODE_MES
 from ...paper import paper_table
 from ...wmle_readings import reading_summary
-from .. import Claim, share_verdict
 
-__all__ = ["AAAI21", "AAAI23", "FACTOR", "PRINTED", "PRIOR", "Reading", "aaai21_frame", "aaai23_frame", "absent",
-           "binomial_close", "can_verdict", "count_cases", "dataset_names", "mes_reading", "most_verdict", "our_bias", "paper_bias", "percent",
-           "setup_label", "three_digits", "untestable", "wmle_reading"]
+__all__ = ["AAAI21", "AAAI23", "FACTOR", "PRINTED", "PRIOR", "Reading", "aaai21_frame", "aaai23_frame",
+           "binomial_close", "count_cases", "dataset_names", "mes_reading", "our_bias", "paper_bias", "percent",
+           "setup_label", "three_digits", "wmle_reading"]
 
 #: the estimators of AAAI'21 Tables 2-4, 6-10
 AAAI21 = ("cls", "bv_0.1", "bv_0.01", "mle", "wmle", "mes")
@@ -204,32 +203,8 @@ def binomial_close(ours: pd.Series, paper: pd.Series, repeats: pd.Series) -> pd.
     return (ours - paper).abs() <= np.maximum(2 * se, 1 / repeats)
 
 
-def most_verdict(held: int, cases: int) -> str:
-    """The verdict of a claim hedged by "often", "mostly", "most", "tend to": reproduced when it
-    holds in more than half of the cases, partly from a quarter."""
-    if cases and 2 * held == cases:
-        return "partly"
-    return share_verdict(held, cases, reproduced=0.5, partly=0.25)
 
 
-def can_verdict(held: int, cases: int) -> str:
-    """The verdict of a claim hedged by "may", "can", "could": reproduced when it holds in one case."""
-    return "not testable here" if not cases else "reproduced" if held else "not reproduced"
-
-
-def absent(frame: pd.DataFrame, datasets, n: int | None = None) -> bool:
-    """Whether ``frame`` has no row of ``datasets`` (at sample size ``n``): a claim about them is
-    not testable on this run."""
-    rows = frame["dataset"].isin(list(datasets))
-    if n is not None:
-        rows &= frame["sample_size"] == n
-    return not bool(rows.any())
-
-
-def untestable(paper: str, claim: str, quote: str, source: str, dataset: str, why: str) -> Claim:
-    """A claim our data cannot test, and ``why``."""
-    return Claim(paper=paper, claim=claim, quote=quote, source=source, dataset=dataset, our_value="", paper_value="",
-                 verdict="not testable here", reason=why)
 
 
 def count_cases(frame: pd.DataFrame, holds: Callable[[pd.DataFrame], bool],

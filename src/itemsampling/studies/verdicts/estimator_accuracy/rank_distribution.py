@@ -16,16 +16,14 @@ import pandas as pd
 from ....distributions import DEFAULT_ETA
 from ...estimator_accuracy.layouts import estimator_label
 from ...estimator_accuracy.parts import CODE_MES
-from .. import Check, Claim, share_verdict
+from .. import Check, Claim, absent, share_verdict, untestable
 from .common import (
     PRINTED,
-    absent,
     mes_reading,
     paper_bias,
     percent,
     setup_label,
     three_digits,
-    untestable,
     wmle_reading,
 )
 

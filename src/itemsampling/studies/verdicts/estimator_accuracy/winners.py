@@ -14,8 +14,8 @@ import pandas as pd
 
 from ...estimator_accuracy.layouts import estimator_label
 from ...paper import paper_merge, paper_table, stand_ins
-from .. import Check, Claim, share_verdict
-from .common import PRINTED, absent, binomial_close, dataset_names, mes_reading, percent, untestable
+from .. import Check, Claim, absent, share_verdict, untestable
+from .common import PRINTED, binomial_close, dataset_names, mes_reading, percent
 
 __all__ = ["table4_mle_mes_bv", "table4_wmle", "winner_counts_aaai21", "winner_counts_aaai23",
            "winners_best_check"]
