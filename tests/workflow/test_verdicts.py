@@ -188,7 +188,7 @@ def test_every_quote_is_the_papers_words_and_every_source_a_place_of_the_paper(n
         assert not wrong_sources, wrong_sources
 
 
-def test_a_quote_is_found_up_to_whitespace_latex_and_typography_only():
+def test_a_quote_is_found_up_to_whitespace_and_latex_only():
     text = "Remedy #3: When $a > b$, $f(k; a) \\leq f(k; b)$ for any k .\nThis holds even if a and b are \n not close."
     assert quote_found("When a > b, f(k; a) ≤ f(k; b) for any k", text)
     assert quote_found("When a > b ... This holds even if a and b are not close.", text)
@@ -196,6 +196,13 @@ def test_a_quote_is_found_up_to_whitespace_latex_and_typography_only():
     assert not quote_found("This holds even if a and b are not close ... When a > b", text)  # the order matters
     assert not quote_found("When a > b, f(k; a) ≤ f(k; b) for every k", text)
     assert not quote_found(" ... ", text)
+    # case, emphasis, dashes and quotation marks are the paper's characters, not markup
+    assert not quote_found("when a > b, f(k; a) ≤ f(k; b) for any k", text)
+    emphasis = "e.g., *recommender A is better than B*, not “even” in ml−1m – expectation."
+    assert quote_found("e.g., *recommender A is better than B*, not “even” in ml−1m – expectation.", emphasis)
+    for altered in ("e.g., recommender A is better than B, not", 'not "even"', "ml-1m", "ml−1m - expectation"):
+        assert not quote_found(altered, emphasis), altered
+    assert quote_found("the difference between", "the difference be-\ntween")  # a word broken at a line end
 
 
 def test_a_source_names_places_the_paper_has():

@@ -33,7 +33,6 @@ from __future__ import annotations
 import importlib
 import os
 import re
-import unicodedata
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -382,21 +381,20 @@ _LATEX = {"leq": "≤", "le": "≤", "geq": "≥", "ge": "≥", "neq": "≠", "a
 
 
 def _normalised(text: str) -> str:
-    """``text`` with whitespace, LaTeX markup and typography made uniform: the form in which a quote
-    and the paper are compared (:func:`quote_found`)."""
-    text = unicodedata.normalize("NFKC", text).replace("\\_", "_")
+    """``text`` with whitespace and LaTeX markup made uniform, and nothing else: the form in which a
+    quote and the paper are compared (:func:`quote_found`). Case, typography and every other
+    character are kept."""
+    text = text.replace("\\_", "_")
     text = re.sub(r"\\([A-Za-z]+|%)", lambda m: _LATEX.get(m.group(1), ""), text)
-    text = text.translate(str.maketrans({"“": '"', "”": '"', "‘": "'", "’": "'", "–": "-", "—": "-", "−": "-",
-                                         "≤": "≤", "…": "..."}))
-    text = re.sub(r"[$*{}_^]|\\[,;!]", " ", text)
-    text = re.sub(r"-\s*\n\s*(?=[a-z])", "", text)  # a word broken across lines
+    text = re.sub(r"[${}]|\\[,;!]", " ", text)
+    text = re.sub(r"-[ \t]*\n\s*(?=[a-z])", "", text)  # a word broken across lines
     text = re.sub(r"\s+", " ", text)
     text = re.sub(r"\s+(?=[,.;:)\]])|(?<=[(\[])\s+", "", text)  # "$a > b$, " and "a > b, " alike
-    return text.strip().lower()
+    return text.strip()
 
 
 def quote_found(quote: str, text: str) -> bool:
-    """Whether ``quote`` occurs verbatim in ``text``, up to whitespace, LaTeX markup and typography.
+    """Whether ``quote`` occurs verbatim in ``text``, up to whitespace and LaTeX markup.
 
     Fragments of one passage joined by ``" ... "`` must each occur, in this order."""
     haystack = _normalised(text)

@@ -341,7 +341,7 @@ def _blind_spot_claims(table: Callable[[str], pd.DataFrame]) -> list[Claim]:
     holds, cases = _count(global_first < 0.5)
     rows.append(Claim(
         paper=PAPER, claim=f"A held-out item ranked first among n = {n} sampled items is mostly not ranked first globally.",
-        quote="Intuitively, when $r_u = 1$, it does not mean its global rank $R_u$ is 1",
+        quote="Intuitively, when $r_u = 1$ , it does not mean its global rank $R_u$ is 1",
         source="§4.1", dataset=every, our_value=_of(holds, cases, "(dataset, model) with a share below 50%"),
         paper_value="", verdict=share_verdict(holds, cases),
         reason=f"Rule: of the users at r = 1 with n = {n}, the expected share whose global rank is 1 (table "
@@ -557,7 +557,7 @@ def _comparison_claims(table: Callable[[str], pd.DataFrame]) -> list[Claim]:
     rows.append(Claim(
         paper=PAPER, claim="The adaptive MLE can be much more accurate (Recall) than the fixed-size estimators.",
         quote="Nevertheless, the adaptive based estimator can even achive much better performance, say 1.69% relative "
-              "error compared to the 2.78% from MN_MES estimator.",
+              "error compared to the 2.78% from MN\\_MES estimator.",
         source="App. I.5; Table 11", dataset=named, setup=setup,
         our_value=_of(holds, cases, f"(dataset, model) at most {example:.2f} times MN_MES's error"),
         paper_value=f"{_pct(paper_frame[('pinterest-20', FIG_MODEL, 'adaptive_mle')], 3)} against "

@@ -205,10 +205,10 @@ def _remedy1(table: Callable[[str], pd.DataFrame]) -> Claim:
     spread = competitive.groupby(["protocol", "dataset"])["a"].agg(lambda a: a.max() - a.min())
     return _claim(
         claim="Remedy #1: on most datasets the Beta@P parameters of different models are within 0.01",
-        quote="Remedy #1: The difference between a is very small: Through extensive experimental evaluation, we "
-        "found that on the same dataset, the optimal a of different recommendation algorithms are actually very "
-        "close to one another (See Table 2, sampling size n = 100). In most of these datasets, their a 's difference "
-        "is within 0.01.", source="§4.2; Table 2", dataset=_datasets(beta),
+        quote="Remedy #1: The difference between a is very small: Through extensive experimental evaluation, we found "
+              "that on the same dataset, the optimal a of different recommendation algorithms are actually very close "
+              "to one another (See Table 2, sampling size $n = 100$). In most of these datasets, their a 's difference "
+              "is within 0.01.", source="§4.2; Table 2", dataset=_datasets(beta),
         paper_value=f"Table 2: {sum(paper_held.values())} of {len(paper_held)} datasets",
         rule=rule, protocols=_protocols(beta), setup=DEFAULT,
         reason=f"rule: a dataset holds when more than half of the pairs of its models (all but the {FLOOR} floor) have "
@@ -260,15 +260,16 @@ def _curve_claims(table: Callable[[str], pd.DataFrame]) -> list[Claim]:
                   f"{falling} of the opposite sign")
     common = dict(paper=PAPER, dataset=where, setup="")
     return [
-        Claim(claim="Lemma 3.1: f(n; a) = N for every a", quote="For any a, all f(n) converge to N: f(n) = N.",
+        Claim(claim="Lemma 3.1: f(n; a) = N for every a", quote="For any a , all $f(n)$ converge to N : $f(n) = N$.",
               source="§3.3; Lemma 3.1", our_value=f"{lemma_holds} of {len(last)} curves of Figs. 4-5 end at N "
               f"(largest relative gap {last.max():.1e})", paper_value="f(n) = N",
               verdict=share_verdict(lemma_holds, len(last), reproduced=1.0),
               reason=f"rule: every f(k; a) of Figs. 4-5 meets f(n; 1) = N at k = n, up to {LEMMA_TOLERANCE:g} "
               "relative (floating point); mathematics of eq. 16-17, checked on our implementation", **common),
         Claim(claim="f(k; a) converges to the linear f(k; 1) as k grows (Fig. 4)",
-              quote="we find that when k is large, f(k; a) all gets very close to f(k; 1) (the linear map function "
-              "for the uniform distribution). ... Basically, they all converge quickly to f(k; a = 1) as k increases.",
+              quote="we find that when k is large, $f(k; a)$ all gets very close to $f(k; 1)$ (the linear map function "
+                    "for the uniform distribution). ... Basically, they all converge quickly to $f(k; a = 1)$ as k "
+                    "increases.",
               source="§3.3; Fig. 4", our_value="|relative difference| at " + "; ".join(
                   f"k = {k}: " + ", ".join(f"a = {a:g} {abs(v):.1%}" for a, v in at.loc[k].items()) for k in shown),
               paper_value="all converge quickly",
@@ -277,8 +278,8 @@ def _curve_claims(table: Callable[[str], pd.DataFrame]) -> list[Claim]:
               f"('they all converge', 100 %); {sum(shrinking.values())} of {len(shrinking)} a do", **common),
         Claim(claim="Remedy #2: nearby a (0.24-0.34) move f(k; a) by less than one global rank (Fig. 5)",
               quote="We see that their absolute location difference is less than 1; i.e., with the original sampling "
-              "location on the scale from 1 to N, for the same k, their correspondence location difference is less "
-              "than 1.", source="§4.2; Fig. 5", our_value=f"largest |f(k; a) - f(k; {reference:g})|: "
+                    "location on the scale from 1 to N , for the same k , their correspondence location difference is "
+                    "less than 1.", source="§4.2; Fig. 5", our_value=f"largest |f(k; a) - f(k; {reference:g})|: "
               + ", ".join(f"{v:.2f} (a = {a:g})" for a, v in largest.items()), paper_value="< 1",
               verdict=share_verdict(int((largest < 1).sum()), len(largest), reproduced=1.0),
               reason=f"rule: every a of Fig. 5 stays within one global rank of f(k; {reference:g}) at every k (the "
@@ -286,8 +287,8 @@ def _curve_claims(table: Callable[[str], pd.DataFrame]) -> list[Claim]:
               f"{len(largest)} do. On {where}, the setting of the paper's Fig. 5 (ml-1m, n = 100), the numbers are "
               "mathematics of eq. 16-17; the differences are largest at the first cut-offs", **common),
         Claim(claim="Remedy #3, as headed and concluded: f(k; a) increases with a",
-              quote="Remedy #3: When a is smaller, so is f(k; a) ... Mathematically, this is equivalent to saying "
-              "that f(k; a) is a monotone increasing function with respect to a (for a > 0).",
+              quote="Remedy #3: When a is smaller, so is $f(k; a)$ ... Mathematically, this is equivalent to saying "
+                    "that $f(k; a)$ is a monotone increasing function with respect to a (for $a > 0$).",
               source="§4.2; Fig. 4; Fig. 5", our_value=signs_text, paper_value="increasing in a",
               verdict=share_verdict(rising, len(signs), reproduced=1.0),
               reason="rule: every (a, k < n) of Figs. 4-5 moves f(k; a) in the direction of a (monotone: 100 %; "
@@ -295,9 +296,9 @@ def _curve_claims(table: Callable[[str], pd.DataFrame]) -> list[Claim]:
               + contradiction.format("heading and the last sentence"),
               **common),
         Claim(claim="Remedy #3, as its middle sentences state: when a > b, f(k; a) <= f(k; b) for any k",
-              quote="When a > b, f(k; a) ≤ f(k; b) for any k. This holds even if a and b are not close. ... but as "
-              "long as a is larger than b, the mapping function f(k; a) always corresponds to an earlier location "
-              "than f(k; b).", source="§4.2; Fig. 4; Fig. 5", our_value=signs_text, paper_value="decreasing in a",
+              quote="When $a > b$, $f(k; a) \\leq f(k; b)$ for any k . This holds even if a and b are not close. ... "
+                    "but as long as a is larger than b , the mapping function $f(k; a)$ always corresponds to an "
+                    "earlier location than $f(k; b)$.", source="§4.2; Fig. 4; Fig. 5", our_value=signs_text, paper_value="decreasing in a",
               verdict=share_verdict(falling, len(signs), reproduced=1.0),
               reason="rule: every (a, k < n) of Figs. 4-5, near and far a alike, moves f(k; a) against a ('for any "
               "k', 'always': 100 %). " + contradiction.format("two sentences between"), **common),
@@ -324,8 +325,8 @@ def _implication(table: Callable[[str], pd.DataFrame]) -> Claim:
         claim="Remedy #3's implication: the model with the clearly higher SHR@k has the smaller a, hence the earlier "
         "f(k; a)",
         quote="If the sampling metrics show a good improvement of an algorithm over another algorithm, then there is a "
-        "good chance that it may perform even better in the global top- K Hit-Ratio metric, as it may actually "
-        "correspond to an earlier (or smaller) f(k)", source="§4.2; Fig. 6", dataset=_datasets(hits),
+              "good chance that it may perform even better in the global top- K Hit-Ratio metric, as it may actually "
+              "correspond to an earlier (or smaller) $f(k)$", source="§4.2; Fig. 6", dataset=_datasets(hits),
         paper_value="a good chance", rule=rule, protocols=_protocols(hits), setup=DEFAULT,
         reason=f"rule: among the pairs of models (all but the {FLOOR} floor) where one has the higher one-draw SHR@k at "
         f"every k = {ks} (n = {int(hits['sample_size'].iloc[0])}: 'a good improvement'), the share whose better model "
@@ -424,15 +425,15 @@ def _table7_claims(table: Callable[[str], pd.DataFrame], setup: str, setup_why: 
                f"Beta@0.5 (§4, App. A) is at most {accurate:.4f}, the largest error Table 7 prints for a mapping of "
                f"the paper's (all but the eq. 9 baseline; reproduced >= 90 %). {setup_text}", **common),
         _claim(claim="A generic a = 0.5 can give quite small differences |HR@f(k) - SHR@k|",
-               quote="As we will show in Section 5, choosing some generic a, e.g., a = 0.5, can provide quite accurate "
-               "approximation; the differences between HR@f(k) and SHR@k are quite small.", source="§4",
+               quote="As we will show in Section 5, choosing some generic a , e.g., $a = 0.5$, can provide quite "
+                     "accurate approximation; the differences between $HR@f(k)$ and $SHR@k$ are quite small.", source="§4",
                paper_value=f"Table 7: Beta@0.5 abs up to {generic:.4f}", rule=by_protocol(generic_rule),
                reason=f"rule: 'can' — reproduced when at least one of the {cases} has a Beta@0.5 mean error over "
                f"k = 1..n no larger than the paper's own Beta@0.5 errors (Table 7: up to {generic:.4f}); the value "
                f"says how often. {setup_text}", **common),
         _claim(claim="The bound (eq. 13) greatly reduces the error of the baseline (eq. 9)",
                quote="As we will show in the experimental results, this formula is remarkably effective in reducing "
-               "the error |HR@f(k) − SHR@k|.", source="§3.1; eq. 13",
+                     "the error $|HR@f(k) - SHR@k|$.", source="§3.1; eq. 13",
                paper_value=f"Table 7: bound / linear {(p_abs['bound'] / p_abs['linear']).min():.2f}-{remarkable:.2f}",
                rule=by_protocol(bound_rule),
                reason=f"rule: in >= 90 % of the {cases} the bound's mean error over k = 1..n is at most "
@@ -454,8 +455,8 @@ def _table7_claims(table: Callable[[str], pd.DataFrame], setup: str, setup_why: 
                f"k = 1..n of Fig. 7's {', '.join(FIG7_MAPPINGS)} (both views compare the same |HR@f(k) - SHR@k|; "
                f"reproduced >= 90 %). Setup: Fig. 7 states no scheme: {DEFAULT_WHY}", **common),
         _claim(claim="Beta@P has the smallest overall mapping error",
-               quote="We observe that the algorithm-specific mapping function Beta@P achieves the most minimal errors, "
-               "over all.", source="App. A; Table 7",
+               quote="We observe that the algorithm-specific mapping function $Beta@P$ achieves the most minimal "
+                     "errors, over all.", source="App. A; Table 7",
                paper_value="Table 7: Beta@P smallest in abs (tied at 4 digits) in both cases", rule=by_protocol(smallest),
                reason=f"rule: the share of the {cases} where Beta@P's mean error over k = 1..n, at the paper's 4 "
                "digits, is the smallest of the mappings (ties count: in Table 7 Beta@P ties Beta@0.2 in both cases; "
@@ -463,8 +464,8 @@ def _table7_claims(table: Callable[[str], pd.DataFrame], setup: str, setup_why: 
                f"abs@2-10 on yelp; reproduced >= 90 %). Table 7's own two cases: {in_table7(smallest)}. {setup_text}",
                **common),
         _claim(claim="Beta@0.5 is comparable to Beta@P overall and better at k = 1",
-               quote="However, the dataset-independent measures, such as Beta@0.5, obtain comparable results and "
-               "perform better when k is small.", source="App. A; Table 7",
+               quote="However, the dataset-independent measures, such as $Beta@0.5$, obtain comparable results and "
+                     "perform better when k is small.", source="App. A; Table 7",
                paper_value=f"Table 7: Beta@0.5 / Beta@P abs up to {comparable:.2f}; abs@1 smaller in both cases",
                rule=by_protocol(half_rule),
                reason=f"rule: the share of the {cases} where Beta@0.5's mean error is at most {comparable:.2f} times "
@@ -544,8 +545,8 @@ def _table3_claims(table: Callable[[str], pd.DataFrame], setup: str, setup_why: 
     for claim, quote, rule, hedge, words, also in (
             ("SHR@k and HR@f(k) name the same winner among the three most competitive models, in every case",
              "We compare the performance of the three most competitive recommendation methods on the four commonly "
-             "used datasets. We also vary the k from 1 to 50 for sampling size n − 1 = 99. Throughout all these cases, "
-             "SHR@k and HR@f(k) all consistently predict the same and correct winners.", winners,
+             "used datasets. We also vary the k from 1 to 50 for sampling size $n - 1 = 99$. Throughout all these "
+             "cases, $SHR@k$ and $HR@f(k)$ all consistently predict the same and correct winners.", winners,
              "'all ... consistently': 100 %, partly at half", "the same winner in every case",
              " The abstract makes the same claim ('can consistently predict the correct winners')."),
             ("SHR@k and HR@f(k) mostly order the three most competitive models alike",
@@ -658,13 +659,13 @@ def _appendix_claims(table: Callable[[str], pd.DataFrame]) -> list[Claim]:
             f"{large}; {', '.join(TABLE5_MAPPINGS)})")
     out += [
         Claim(claim="The differences |SHR@k - HR@f(k)| of Tables 5-6 are fairly small",
-              quote="(1) The differences between the sampling and the global |SHR@k − HR@f(k)| are fairly small",
+              quote="(1) The differences between the sampling and the global $|SHR@k - HR@f(k)|$ are fairly small",
               source="App. A; Table 5; Table 6", our_value=f"{within} of {len(ours)} at most {fairly:.4f}; largest "
               f"{ours['error'].max():.4f}", paper_value=f"up to {fairly:.4f}", verdict=share_verdict(within, len(ours)),
               reason=f"rule: the share of the cells of {cols} whose difference is no larger than the largest the "
               f"paper's own Tables 5-6 print and call fairly small ({fairly:.4f}); reproduced >= 90 %", **common),
         Claim(claim="Bound and Beta@0.5 are more accurate than Beta@1 in Tables 5-6",
-              quote="with the bound and Beta@0.5 more accurate", source="App. A; Table 5; Table 6",
+              quote="with the bound and $Beta@0.5$ more accurate", source="App. A; Table 5; Table 6",
               our_value="mean error " + ", ".join(f"{m} {v:.4f}" for m, v in mean.items()),
               paper_value="mean error " + ", ".join(f"{m} {p_mean[m]:.4f}" for m in TABLE5_MAPPINGS),
               verdict=share_verdict(len(better), 2, reproduced=1.0) if compared else "not testable here",
@@ -707,7 +708,7 @@ def _appendix_claims(table: Callable[[str], pd.DataFrame]) -> list[Claim]:
               f"{equally:.2f} times that under binom, the largest ratio of the paper's own Tables 5-6, which it calls "
               f"'equally well' ({int((ratio <= equally).sum())} of {len(ratio)}; reproduced >= 90 %)", **common),
         Claim(claim="The error falls from n = 100 to n = 1000 (Tables 5-6)",
-              quote="(4) When sampling size increases (from n = 100 to n = 1000), the error also reduces.",
+              quote="(4) When sampling size increases (from $n = 100$ to $n = 1000$), the error also reduces.",
               source="App. A; Table 5; Table 6", our_value=f"smaller at n = {large} in {falls} of {len(per_n)}",
               paper_value=f"smaller in {int((p_per_n.iloc[:, -1] < p_per_n.iloc[:, 0]).sum())} of {len(p_per_n)}",
               verdict=share_verdict(falls, len(per_n)),

@@ -291,8 +291,8 @@ def _fig2_claims(table: Callable[[str], pd.DataFrame], exact: pd.DataFrame) -> l
                 "sample size ≈ 200), C better than A better than B (for sample size ≈ 500), and finally C better "
                 "than A equal B (for large sample sizes).")
     below, near, nearer = _numbers(ap_quote)
-    recall_quote = ("Recall is even more sensitive to the sample size, and it takes about m = 5,000 samples out of "
-                    "n = 10,000 items for the metric to become consistent.")
+    recall_quote = ("Recall is even more sensitive to the sample size, and it takes about $m = 5,000$ samples out of "
+                    "$n = 10,000$ items for the metric to become consistent.")
     about = _numbers(recall_quote)[0]
     ap = wide["ap"]
     statements = {f"A > C > B for every m < {below}": all(_order(ap.loc[m]) == "A > C > B" for m in ms[ms < below]),
@@ -327,7 +327,7 @@ def _fig2_claims(table: Callable[[str], pd.DataFrame], exact: pd.DataFrame) -> l
                      f"A, B, C as Table 1 ({truth}) is within a factor {FIGURE_FACTOR:g} of {about:,} (read off the log "
                      f"axis of Fig. 2); ours is {ratio:.2f} times it"),
         Claim(paper=PAPER, claim="Only AUC keeps the toy order at every sample size",
-              quote="Only AUC is consistent for all m, and the expected metric is independent of sample size.",
+              quote="Only AUC is consistent for all m , and the expected metric is independent of sample size.",
               source="§4.2; Fig. 2", dataset="toy", our_value=f"max |E[AUC] - AUC| {auc:.1e}; orders change on "
                                                               f"{', '.join(flips) or 'none'}",
               paper_value="AUC constant; others change",
@@ -698,8 +698,8 @@ def _corrected_claims(setups: _Setups) -> list[Claim]:
 
     return [
         _claim(setups, low_gamma_orders, claim="BV with γ ≤ 0.1 orders the recommenders as the exact metric on average",
-               quote="Corrected metrics, especially Bias²+ γ *Variance with γ ≤ 0.1 produce the correct relative "
-                     "ordering in expectation.", source="Table 3",
+               quote="Corrected metrics, especially Bias²+ γ *Variance with $\\gamma \\leq 0.1$ produce the correct "
+                     "relative ordering in expectation.", source="Table 3",
                paper_value=f"{sum(paper_orders[m, c] for m in TOP_METRICS for c in LOW_GAMMA)} of "
                            f"{len(TOP_METRICS) * len(LOW_GAMMA)}",
                reason="the mean over the runs of BV 0.1, 0.01 and 0.001 orders X, Y, Z as the exact metric on "
@@ -801,8 +801,8 @@ def _fig6_claims(table: Callable[[str], pd.DataFrame], setups: _Setups) -> list[
             f"pair the uncorrected metric needs the most samples for is {most[0]}, m = {most[1]})")
     out = []
     for grade, quote, claim, paper_value, rule, readings in (
-            (uncorrected, "As we can see, the uncorrected metric performs poorly and needs more than m = 1000 samples "
-                          "(equivalent to 1/3rd sampling rate) to correctly order recommenders X and Y.",
+            (uncorrected, "As we can see, the uncorrected metric performs poorly and needs more than $m = 1000$ "
+                          "samples (equivalent to 1/3rd sampling rate) to correctly order recommenders X and Y.",
              f"The uncorrected Recall@10 needs about {int(text['sampled'])} sampled items to order the worst and middle "
              "recommender",
              f"more than {int(text['sampled'])} (caption: {int(text['sampled'])})",
@@ -810,8 +810,8 @@ def _fig6_claims(table: Callable[[str], pd.DataFrame], setups: _Setups) -> list[
              f"within a factor {FIGURE_FACTOR:g} of {int(text['sampled'])} (read off Fig. 6's log axis; §6.3 says "
              f"'more than m = {int(text['sampled'])}', the caption 'needs m = {int(text['sampled'])} samples')",
              f"§6.3 read literally (m > {int(text['sampled'])}): {literal(main)[0]}"),
-            (corrected, "The corrected metric using a bias-variance trade-off with γ = 0.1 already has the correct "
-                        "ordering with less than m = 60 samples.",
+            (corrected, "The corrected metric using a bias-variance trade-off with $\\gamma = 0.1$ already has the "
+                        "correct ordering with less than $m = 60$ samples.",
              f"BV 0.1's Recall@10 orders the worst and middle recommender with fewer than {int(text[bv])} sampled "
              "items",
              f"less than {int(text[bv])}",
@@ -965,7 +965,7 @@ def _inconsistency_claim(table: Callable[[str], pd.DataFrame], setups: _Setups) 
 
     return _claim(setups, flips, claim="Sampled metrics do not keep the order of recommenders, even in expectation",
                   quote="shows that they are inconsistent with their exact version, in the sense that they do not "
-                        "persist relative statements, e.g., recommender A is better than B, not even in expectation.",
+                        "persist relative statements, e.g., *recommender A is better than B*, not even in expectation.",
                   source="Abstract", paper_value="toy and ml-1m",
                   reason="a pair of recommenders is ordered unlike the exact metric by the expected sampled metric of "
                          f"the toy example (eq. 16, m = {int(t2['sample_size'].iloc[0]) - 1}, Table 2) and by the mean "

@@ -127,10 +127,10 @@ def claims(table: Callable[[str], pd.DataFrame]) -> list[Claim]:
     fig1 = "Fig. 1b samples with replacement from all items"
     rows = [
         _claim(claim="Theorem 2.1: if HR_1@K >= HR_2@K at every K, then E[SHR_1@k] >= E[SHR_2@k] at every k",
-               quote="Let us assume we have two global Hit-Ratio curves (empirical cumulative distribution), HR_1@K and "
-               "HR_2@K, and assume one curve dominates the other one, i.e., HR_1@K ≥ HR_2@K for any 1 ≤ K ≤ N; then, "
-               "for their corresponding sampling curve at any k for any size of sampling, we have E(SHR_1@k) ≥ "
-               "E(SHR_2@k)", source="§2.3; Theorem 2.1", dataset=datasets, paper_value="every dominating pair",
+               quote="*Let us assume we have two global Hit-Ratio curves (empirical cumulative distribution), $HR_1@K$ "
+                     "and $HR_2@K$, and assume one curve dominates the other one, i.e., $HR_1@K \\geq HR_2@K$ for any "
+                     "$1 \\leq K \\leq N$; then, for their corresponding sampling curve at any k for any size of "
+                     "sampling, we have* $$E(SHR_1@k) \\geq E(SHR_2@k)", source="§2.3; Theorem 2.1", dataset=datasets, paper_value="every dominating pair",
                rule=theorem, protocols=protocols,
                reason="rule: every pair of models whose global curves dominate keeps its order in E[SHR@k] at every k "
                f"(a theorem: 100 %). Setup: the proof samples from all items I: {DEFAULT_WHY}; under `unseen` each "
@@ -155,14 +155,14 @@ def claims(table: Callable[[str], pd.DataFrame]) -> list[Claim]:
                f"has the higher HR@⌊f(k)⌋ (Beta@0.5), over all four datasets (reproduced >= 90 %). Fig. 1's caption "
                f"says the same of ml-1m ('maintains the same trend as global evaluation'). Setup: {fig1}"),
         _claim(claim="Unless n ≈ N, SHR@k does not estimate HR@k: it follows HR@f(k)",
-               quote="However, unless n ≈ N, SHR@k does not correspond to HR@K = k", source="§2.3", dataset=figure,
+               quote="However, unless $n \\approx N$, $SHR@k$ does not correspond to $HR@K = k$", source="§2.3", dataset=figure,
                paper_value="not HR@k", rule=not_at_k, protocols=_protocols(curves),
                reason=f"rule: the share of (model, k < n) at which E[SHR@k] is nearer HR@f(k) (Beta@0.5) than HR@k "
                f"(reproduced >= 90 %), on Fig. 1's dataset. Setup: {fig1}"),
         _claim(claim="With M = 30,000 users and t = 0.01, P(|SHR@k - E[SHR@k]| >= t) <= 0.005",
                quote="This can be a rather tight bound, due to the large number of users in the population. For "
-               "example, if M = 30K, t = 0.01 ... Overall, for a large user population, the sampling top- k Hit-Ratio "
-               "will be tightly centered around its mean.", source="§2.4", dataset=datasets,
+                     "example, if $M = 30K, t = 0.01$ ... Overall, for a large user population, the sampling top- k "
+                     "Hit-Ratio will be tightly centered around its mean.", source="§2.4", dataset=datasets,
                paper_value=f"bound <= 0.005 at M = {EXAMPLE_USERS:,}", rule=example, protocols=_protocols(spread),
                reason=f"rule: on our datasets with at least {EXAMPLE_USERS:,} test users, the share of draws that "
                f"land at least t = {CLOSE} from E[SHR@k] is within Hoeffding's bound 2 exp(-2Mt²). The bound holds "

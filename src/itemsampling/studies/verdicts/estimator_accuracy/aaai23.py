@@ -52,7 +52,7 @@ DATASETS = "pinterest-subset, yelp-diffnet (for pinterest-20, yelp)"
 _SPECS = {
     "mn_among_best": (
         "MN_MES or MN_MLE is among the two most accurate estimators (Recall, n = 100)",
-        r"Overall, we observe from Table 1 that MN_MES and MN_MLE are among the most or the second-most accurate "
+        "Overall, we observe from Table 1 that $MN\\_MES$ and $MN\\_MLE$ are among the most or the second-most accurate "
         "estimators.",
         "§5; Table 6"),
     "mn_outperform": (
@@ -65,22 +65,22 @@ _SPECS = {
         "§5; Table 6"),
     "prior_estimators_ahead": (
         "Estimators with a fitted prior can be more accurate than MES, MLE and BV (Recall, n = 100)",
-        r"In addition, we also notice that the estimators with the knowledge of some reasonable prior distribution "
-        r"(BV_MES, MN_MES, BV_MLE, MN_MLE) could achieve more accurate results than the others.",
+        "In addition, we also notice that the estimators with the knowledge of some reasonable prior distribution ( "
+        "$BV\\_MES$ , $MN\\_MES$ , $BV\\_MLE$ , $MN\\_MLE$ ) could achieve more accurate results than the others.",
         "§5; Table 6"),
     "ease_example": (
         "MN_MES is the most accurate for EASE on pinterest-20, with the paper's error (Recall, n = 100)",
-        r"For instance, for model EASE in dataset pinterest - 20 (line 1 of Table 1), the estimator MN_MES is the "
+        "For instance, for model EASE in dataset pinterest - 20 (line 1 of Table 1), the estimator $MN\\_MES$ is the "
         "most accurate one with 5.00% average relative error compared to its global Recall@K (K from 1 to 50).",
         "§5; Table 6"),
     "table9_proposed_best": (
         "An estimator of the paper (MN_MES especially) is the most accurate in general (AP, n = 100)",
-        r"The proposed estimator especially MN_MES performs best in general, which is consistent with the "
+        "The proposed estimator especially $MN\\_MES$ performs best in general, which is consistent with the "
         "observation in Section 5.",
         "Table 9"),
     "table10_mn_mes": (
         "MN_MES is among the two most accurate estimators in most cases (NDCG, n = 500)",
-        r"Specifically, from the Table 10, we can find that MN_MES estimator performs best or second best "
+        "Specifically, from the Table 10, we can find that $MN\\_MES$ estimator performs best or second best "
         "(highlighted) in most of the cases.",
         "Table 10"),
 }
