@@ -43,7 +43,6 @@ __all__ = [
     "ERROR_BOUND",
     "ERROR_FACTOR",
     "FIG_MODEL",
-    "KNEE_FACTOR",
     "KNEE_FRACTION",
     "PAPER_REPEATS",
     "TYPICAL_ITEMS",
@@ -69,9 +68,6 @@ PAPER = "li2023aaai"
 FIG_MODEL = "ease"
 #: the fraction of the items past which AAAI'23 sees C_j rise quickly (§4.3, Fig. 2)
 KNEE_FRACTION = 0.124
-#: our own descriptive knee, for the notebook's account of Fig. 2 only (no verdict rests on it): the growth of
-#: C_j per doubling past KNEE_FRACTION at least this many times the growth before it
-KNEE_FACTOR = 1.5
 #: the paper's default n_max as a share of the items: "10% ∼ 15% can serve as a default choice" (§4.3)
 DEFAULT_SHARE = (0.10, 0.15)
 #: the upper end of the paper's "typically 200-300 vs 500" items per user (§5)
@@ -164,16 +160,14 @@ def improves_with_n_max(front: pd.DataFrame) -> pd.DataFrame:
 # ----------------------------------------------------------------------------- Fig. 2, §4.3
 
 
-def knee(cost: pd.DataFrame, fraction: float = KNEE_FRACTION, factor: float = KNEE_FACTOR) -> pd.DataFrame:
+def knee(cost: pd.DataFrame, fraction: float = KNEE_FRACTION) -> pd.DataFrame:
     """Per (dataset, model): the median growth C_j / C_{j-1} over the doublings of n_j that end at
     most ``fraction`` of the items and over those past it (capped last levels, where n_j is less
     than twice n_{j-1}, are left out), NaN where a side has no doubling (``sampling_cost``).
 
     ``faster``: the growth past ``fraction`` exceeds the growth before it (the direction of a
     knee); ``located``: of the rises of the growth from one doubling to the next, the largest is
-    the one into the first doubling past ``fraction`` (a knee there, not further on); ``holds``:
-    the growth past it is at least ``factor`` times the growth before it (our descriptive knee of
-    the notebook, no verdict's rule).
+    the one into the first doubling past ``fraction`` (a knee there, not further on).
     """
     rows = []
     for (dataset, model), part in cost.sort_values("level").groupby(["dataset", "model"], sort=False):
@@ -190,8 +184,7 @@ def knee(cost: pd.DataFrame, fraction: float = KNEE_FRACTION, factor: float = KN
     out = pd.DataFrame(rows).set_index(["dataset", "model"])
     testable = out["growth_before"].notna() & out["growth_after"].notna()
     return out.assign(testable=testable, faster=testable & (out["growth_after"] > out["growth_before"]),
-                      located=testable & out["located"],
-                      holds=testable & (out["growth_after"] >= factor * out["growth_before"]))
+                      located=testable & out["located"])
 
 
 def pretty_good_at_default(front: pd.DataFrame, n_items: pd.Series,
