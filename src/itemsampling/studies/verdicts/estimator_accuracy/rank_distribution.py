@@ -156,7 +156,7 @@ def fig2_cdf_accurate(rd: pd.DataFrame, at_k: pd.DataFrame) -> Claim:
     verdict, value, rows = grade({"bv_0.1": "bv_0.1", "mle": "mle", "mes": mes.name})
     o_verdict, o_value, _ = grade({"bv_0.1": "bv_0.1", "mle": "mle", "mes": "mes", "wmle": "wmle"})
     return Claim(
-        paper="jin2021aaai", claim=claim, quote=quote, source="Fig. 2", dataset="ml-1m", setup=f"MES {mes.name}, WMLE left out (its curve is run as printed only)",
+        paper="jin2021aaai", claim=claim, quote=quote, source="Fig. 2", dataset="ml-1m", setup=setup_label(mes, not_run="Fig. 2's curves"),
         our_value=f"{value} (model, estimator)", paper_value="every estimator (figure)", verdict=verdict,
         other_setups=f"{PRINTED} (WMLE included): {o_verdict} ({o_value})",
         reason=f"Rule: mean over R ≤ {int(rd['rank'].max())} of |CDF̂ − CDF| / CDF at most the paper's std / exact of "

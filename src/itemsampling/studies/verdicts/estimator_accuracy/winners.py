@@ -15,15 +15,18 @@ import pandas as pd
 from ...estimator_accuracy.layouts import estimator_label
 from ...paper import paper_merge, paper_table, stand_ins
 from .. import Check, Claim, absent, share_verdict, untestable
-from .common import PRINTED, binomial_close, dataset_names, mes_reading, percent
+from .common import (
+    PRINTED,
+    binomial_close,
+    dataset_names,
+    mes_reading,
+    percent,
+    setup_label,
+    wmle_not_run,
+)
 
 __all__ = ["table4_mle_mes_bv", "table4_wmle", "winner_counts_aaai21", "winner_counts_aaai23",
            "winners_best_check"]
-
-#: the AAAI'21 setup of the winner rows: the MES reading closest to the paper's; no run of WMLE
-#: under a reading close to the paper's picks winners, so WMLE is left out
-_WMLE_OUT = "WMLE left out (no winner run of a WMLE reading with the paper's gap)"
-
 
 def _cells(wins: pd.DataFrame, paper: pd.DataFrame, datasets, n: int, mes: str = "mes") -> pd.DataFrame:
     """Our share of correct winners per (dataset, estimator, metric, K) at n next to the paper's
@@ -64,14 +67,14 @@ def table4_wmle(wins: pd.DataFrame) -> Claim:
     printed = "reproduced" if best == "wmle" else "not reproduced"
     return Claim(
         paper="jin2021aaai", claim=claim, quote=quote, source="Table 4", dataset="ml-1m",
-        setup="a WMLE with the paper's gap to MLE (not run for winners)",
+        setup=f"WMLE left out: {wmle_not_run('winners')}",
         our_value=f"as printed: WMLE {percent(shares.loc['wmle', 'ours'])}, best {estimator_label(best)}",
         paper_value=f"WMLE {percent(shares.loc['wmle', 'paper'])}, best {estimator_label(p_best)}",
         verdict="not testable here", other_setups=f"{PRINTED}: {printed} (WMLE {percent(shares.loc['wmle', 'ours'])})",
         reason="Rule: WMLE has the highest share of repeats with the true winner over the paper's (metric, K) at "
                "n = 100. Our printed WMLE is not the paper's (its gap to MLE is hundreds of times the paper's; the "
-               "WMLE readings row), and no reading with the paper's gap was run for winners, so the claim is not "
-               "testable on the paper's estimator. As printed WMLE has the highest share, from a bias that "
+               f"WMLE readings row), and {wmle_not_run('winners')}, so the claim is not testable on the setup "
+               "closest to the paper's. As printed WMLE has the highest share, from a bias that "
                "overestimates every model and keeps their order: that picks the winner without estimating the "
                "metric, and grades no property of the paper's WMLE.")
 
@@ -114,7 +117,8 @@ def table4_mle_mes_bv(wins: pd.DataFrame, at_k: pd.DataFrame) -> Claim:
 
 
 def winner_counts_aaai21(wins: pd.DataFrame, at_k: pd.DataFrame, truth: pd.DataFrame) -> list[Claim]:
-    """The counts of AAAI'21 Tables 8-10 (captions only; the text draws no conclusion from them).
+    """The counts of AAAI'21 Tables 4 and 8-10 (the captions; the text draws no conclusion from
+    Tables 8-10, and its sentences on Table 4 have rows of their own).
 
     Rule: per (estimator, metric, K) cell at n = 100, our share of correct winners agrees with
     the paper's within two standard errors (:func:`.common.binomial_close`); unhedged: at least
@@ -123,12 +127,12 @@ def winner_counts_aaai21(wins: pd.DataFrame, at_k: pd.DataFrame, truth: pd.DataF
     paper = paper_table("jin2021aaai_winners")
     rows = []
     mes = mes_reading(at_k)
-    for dataset, table, name in (("citeulike-a", "Table 8", "citeulike"), ("yelp-diffnet", "Table 9", "yelp"),
-                                 ("pinterest-subset", "Table 10", "pinterest-20")):
+    for dataset, table, name in (("ml-1m", "Table 4", "ml-1m"), ("citeulike-a", "Table 8", "citeulike"),
+                                 ("yelp-diffnet", "Table 9", "yelp"), ("pinterest-subset", "Table 10", "pinterest-20")):
         if absent(wins, [dataset], 100):
             continue
         results = []
-        for label, reading, keep in ((f"MES {mes.name}, {_WMLE_OUT}", mes.name, lambda c: c["method"] != "wmle"),
+        for label, reading, keep in ((setup_label(mes, not_run="winners"), mes.name, lambda c: c["method"] != "wmle"),
                                      (PRINTED, "mes", lambda c: c["method"] == c["method"])):
             cells = _cells(wins, paper, [dataset], 100, reading)
             cells = cells[keep(cells)]
@@ -144,11 +148,14 @@ def winner_counts_aaai21(wins: pd.DataFrame, at_k: pd.DataFrame, truth: pd.DataF
             paper_value="every cell", verdict=verdict, other_setups=f"{other}: {o_verdict} ({o_value})",
             reason="Rule: per (estimator, metric, K) at n = 100, our share of repeats with the true winner within "
                    "two standard errors of the difference from the paper's (at least one repeat); unhedged: 90 % of "
-                   "the cells. The caption is all the paper says of this table (App. E only lists it). Shares over "
-                   "the cells, ours against the paper's: " + ", ".join(
+                   "the cells. " + ("The text's sentences on this table are graded in their own rows; this row "
+                                    "grades its counts. " if table == "Table 4" else
+                                    "The caption is all the paper says of this table (App. E only lists it). ")
+                   + "Shares over the cells, ours against the paper's: " + ", ".join(
                        f"{estimator_label(e)} {percent(r['ours'])} vs {percent(r['paper'])}"
                        for e, r in shares.iterrows())
-                   + (f". {dataset} stands in for the paper's {name}" if dataset != "citeulike-a" else "")
+                   + (f". {dataset} stands in for the paper's {name}" if dataset != "citeulike-a" and dataset != name
+                      else "")
                    + f"; {_leads(dataset, truth)}."))
     return rows
 
