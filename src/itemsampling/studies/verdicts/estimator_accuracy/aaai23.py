@@ -131,6 +131,21 @@ def _two_best(means: pd.DataFrame) -> pd.DataFrame:
     return means.rank(axis=1, method="min") <= 2
 
 
+def _counted(name: str, count: Callable[[pd.DataFrame, pd.DataFrame], tuple[int, int]],
+             verdict: Callable[[int, int], str], errors: pd.DataFrame, pooled: pd.DataFrame, metric: str, n: int,
+             reason: Callable[[], str]) -> Claim:
+    """The claim ``name`` of :data:`_SPECS`: ``count`` on (metric, n) graded by ``verdict`` on the
+    pooled prior of the authors' code, the other setups and the paper's count beside, and
+    ``reason()`` (called only when the seven estimators were run there)."""
+    claim, quote, source = _SPECS[name]
+    if (missing := _missing(errors, claim, quote, source, metric, n)) is not None:
+        return missing
+    (grade, value), others, theirs = _graded(count, verdict, errors, pooled, metric, n)
+    return Claim(paper="li2023aaai", claim=claim, quote=quote, source=source, dataset=DATASETS,
+                 setup=SETUPS["pooled"], our_value=value, paper_value=theirs, verdict=grade, other_setups=others,
+                 reason=reason())
+
+
 def mn_among_best(errors: pd.DataFrame, pooled: pd.DataFrame) -> Claim:
     """MN_MES or MN_MLE among the two most accurate (§5 on Table 1, Recall at n = 100).
 
@@ -138,24 +153,18 @@ def mn_among_best(errors: pd.DataFrame, pooled: pd.DataFrame) -> Claim:
     errors of the seven estimators; unhedged: 90 %. The reading "both of them" fails the paper's
     own Table 6 (the reason gives its count).
     """
-    claim, quote, source = _SPECS["mn_among_best"]
-    if (missing := _missing(errors, claim, quote, source, "recall", 100)) is not None:
-        return missing
-
     def count(means, _):
         top = _two_best(means)
         return int((top["mn_mes"] | top["mn_mle"]).sum()), len(top)
 
-    (verdict, value), others, theirs = _graded(count, share_verdict, errors, pooled, "recall", 100)
-    p_both = int(_two_best(_paper("recall", 100, "paper_percent"))[["mn_mes", "mn_mle"]].all(axis=1).sum())
-    return Claim(
-        paper="li2023aaai", claim=claim, quote=quote,
-        source=source, dataset=DATASETS, setup=SETUPS["pooled"], our_value=value, paper_value=theirs,
-        verdict=verdict, other_setups=others,
-        reason="Rule: per (dataset, model) of Table 1 (Recall, n = 100; Table 6 complete), MN_MES or MN_MLE has one "
-               "of the two lowest average relative errors over K = 1..50 of the seven estimators; unhedged: 90 %. "
-               f"Both of them are the two lowest in {p_both} of the paper's 10 rows on these datasets, so the "
-               "sentence means one of them.")
+    def reason():
+        p_both = int(_two_best(_paper("recall", 100, "paper_percent"))[["mn_mes", "mn_mle"]].all(axis=1).sum())
+        return ("Rule: per (dataset, model) of Table 1 (Recall, n = 100; Table 6 complete), MN_MES or MN_MLE has one "
+                "of the two lowest average relative errors over K = 1..50 of the seven estimators; unhedged: 90 %. "
+                f"Both of them are the two lowest in {p_both} of the paper's 10 rows on these datasets, so the "
+                "sentence means one of them.")
+
+    return _counted("mn_among_best", count, share_verdict, errors, pooled, "recall", 100, reason)
 
 
 def mn_outperform(errors: pd.DataFrame, pooled: pd.DataFrame) -> Claim:
@@ -166,28 +175,23 @@ def mn_outperform(errors: pd.DataFrame, pooled: pd.DataFrame) -> Claim:
     by two standard errors of the difference the paper's own Table 6 shows it in a minority of
     rows (the reason says how many).
     """
-    claim, quote, source = _SPECS["mn_outperform"]
-    if (missing := _missing(errors, claim, quote, source, "recall", 100)) is not None:
-        return missing
-
     def count(means, _):
         return int((means[["mn_mes", "mn_mle"]].min(axis=1) < means.drop(
             columns=["mn_mes", "mn_mle"]).min(axis=1)).sum()), len(means)
 
-    (verdict, value), others, theirs = _graded(count, most_verdict, errors, pooled, "recall", 100)
-    means, stds = _paper("recall", 100, "paper_percent"), _paper("recall", 100, "paper_std_percent")
-    best_mn, best_other = means[["mn_mes", "mn_mle"]].idxmin(axis=1), means.drop(
-        columns=["mn_mes", "mn_mle"]).idxmin(axis=1)
-    se = np.sqrt([(stds.loc[i, best_mn[i]] ** 2 + stds.loc[i, best_other[i]] ** 2) / 100 for i in means.index])
-    others_best = means.drop(columns=["mn_mes", "mn_mle"]).min(axis=1)
-    significant = int((others_best - means[["mn_mes", "mn_mle"]].min(axis=1) > 2 * se).sum())
-    return Claim(
-        paper="li2023aaai", claim=claim, quote=quote, source=source, dataset=DATASETS,
-        setup=SETUPS["pooled"], our_value=value, paper_value=theirs, verdict=verdict, other_setups=others,
-        reason="Rule: per (dataset, model) of Table 1 (Recall, n = 100), the better MN has the lowest average "
-               "relative error of the seven; 'in most cases' asks for more than half (partly from a quarter). "
-               "'Significantly' is not graded: the paper's own Table 6 has the better MN ahead of the best other "
-               f"estimator by two standard errors (100 repeats) in {significant} of its 10 rows on these datasets.")
+    def reason():
+        means, stds = _paper("recall", 100, "paper_percent"), _paper("recall", 100, "paper_std_percent")
+        best_mn, best_other = means[["mn_mes", "mn_mle"]].idxmin(axis=1), means.drop(
+            columns=["mn_mes", "mn_mle"]).idxmin(axis=1)
+        se = np.sqrt([(stds.loc[i, best_mn[i]] ** 2 + stds.loc[i, best_other[i]] ** 2) / 100 for i in means.index])
+        others_best = means.drop(columns=["mn_mes", "mn_mle"]).min(axis=1)
+        significant = int((others_best - means[["mn_mes", "mn_mle"]].min(axis=1) > 2 * se).sum())
+        return ("Rule: per (dataset, model) of Table 1 (Recall, n = 100), the better MN has the lowest average "
+                "relative error of the seven; 'in most cases' asks for more than half (partly from a quarter). "
+                "'Significantly' is not graded: the paper's own Table 6 has the better MN ahead of the best other "
+                f"estimator by two standard errors (100 repeats) in {significant} of its 10 rows on these datasets.")
+
+    return _counted("mn_outperform", count, most_verdict, errors, pooled, "recall", 100, reason)
 
 
 def mn_spread(errors: pd.DataFrame, pooled: pd.DataFrame) -> Claim:
@@ -197,30 +201,24 @@ def mn_spread(errors: pd.DataFrame, pooled: pd.DataFrame) -> Claim:
     relative error is below its prior's; unhedged: 90 %. The reason adds the count over Tables 6,
     9 and 10 together.
     """
-    claim, quote, source = _SPECS["mn_spread"]
-    if (missing := _missing(errors, claim, quote, source, "recall", 100)) is not None:
-        return missing
-
     def count(_, stds):
         below = pd.concat([stds["mn_mes"] < stds["mes"], stds["mn_mle"] < stds["mle"]])
         return int(below.sum()), len(below)
 
-    (verdict, value), others, theirs = _graded(count, share_verdict, errors, pooled, "recall", 100)
-    totals = {}
-    for setup, frame in [("paper", None), *_frames(errors, pooled).items()]:
-        counts = [count(None, _paper(m, n, "paper_std_percent") if frame is None else _wide(frame, m, n, "std"))
-                  for m, n in TABLES]
-        totals[setup] = f"{sum(h for h, _ in counts)} of {sum(c for _, c in counts)}"
-    return Claim(
-        paper="li2023aaai", claim=claim, quote=quote,
-        source=source, dataset=DATASETS, setup=SETUPS["pooled"], our_value=value, paper_value=theirs,
-        verdict=verdict, other_setups=others,
-        reason="Rule: per (dataset, model, pair) of Table 1 (Recall, n = 100), the std over the repeats of the "
-               "average relative error of MN_MES is below MES's and MN_MLE's below MLE's; unhedged: 90 %. Over "
-               f"Tables 6, 9 and 10 together: the paper's {totals['paper']}; ours {totals['pooled']} with the pooled "
-               f"prior of the authors' code, {totals['own']} with per-repeat priors, {totals['code']} with the "
-               "code's MES. A prior pooled over the repeats does not vary from repeat to repeat, so MN's spread "
-               "falls below its prior's; a prior fitted to each repeat carries that repeat's spread into MN.")
+    def reason():
+        totals = {}
+        for setup, frame in [("paper", None), *_frames(errors, pooled).items()]:
+            counts = [count(None, _paper(m, n, "paper_std_percent") if frame is None else _wide(frame, m, n, "std"))
+                      for m, n in TABLES]
+            totals[setup] = f"{sum(h for h, _ in counts)} of {sum(c for _, c in counts)}"
+        return ("Rule: per (dataset, model, pair) of Table 1 (Recall, n = 100), the std over the repeats of the "
+                "average relative error of MN_MES is below MES's and MN_MLE's below MLE's; unhedged: 90 %. Over "
+                f"Tables 6, 9 and 10 together: the paper's {totals['paper']}; ours {totals['pooled']} with the pooled "
+                f"prior of the authors' code, {totals['own']} with per-repeat priors, {totals['code']} with the "
+                "code's MES. A prior pooled over the repeats does not vary from repeat to repeat, so MN's spread "
+                "falls below its prior's; a prior fitted to each repeat carries that repeat's spread into MN.")
+
+    return _counted("mn_spread", count, share_verdict, errors, pooled, "recall", 100, reason)
 
 
 def prior_estimators_ahead(errors: pd.DataFrame, pooled: pd.DataFrame) -> Claim:
@@ -229,22 +227,14 @@ def prior_estimators_ahead(errors: pd.DataFrame, pooled: pd.DataFrame) -> Claim:
     Rule: per (dataset, model) at Recall, n = 100, the mean error of BV_MES, BV_MLE, MN_MES and
     MN_MLE is below the mean error of MES, MLE and BV; "could" holds with one case.
     """
-    claim, quote, source = _SPECS["prior_estimators_ahead"]
-    if (missing := _missing(errors, claim, quote, source, "recall", 100)) is not None:
-        return missing
-
     def count(means, _):
         ahead = means[list(PRIOR)].mean(axis=1) < means.drop(columns=list(PRIOR)).mean(axis=1)
         return int(ahead.sum()), len(ahead)
 
-    (verdict, value), others, theirs = _graded(count, can_verdict, errors, pooled, "recall", 100)
-    return Claim(
-        paper="li2023aaai", claim=claim, quote=quote,
-        source=source, dataset=DATASETS, setup=SETUPS["pooled"], our_value=value, paper_value=theirs,
-        verdict=verdict, other_setups=others,
-        reason="Rule: per (dataset, model) of Table 1 (Recall, n = 100), the mean average relative error of the four "
-               "prior estimators is below that of MES, MLE and BV; 'could' holds with one case, and the share says "
-               "how often.")
+    return _counted("prior_estimators_ahead", count, can_verdict, errors, pooled, "recall", 100, lambda: (
+        "Rule: per (dataset, model) of Table 1 (Recall, n = 100), the mean average relative error of the four "
+        "prior estimators is below that of MES, MLE and BV; 'could' holds with one case, and the share says "
+        "how often."))
 
 
 def ease_example(errors: pd.DataFrame, pooled: pd.DataFrame) -> Claim:
@@ -292,23 +282,17 @@ def table9_proposed_best(errors: pd.DataFrame, pooled: pd.DataFrame) -> Claim:
     more than half. The narrower reading "MN_MES is the best" fails the paper's own Table 9 (the
     reason gives its count).
     """
-    claim, quote, source = _SPECS["table9_proposed_best"]
-    if (missing := _missing(errors, claim, quote, source, "ap", 100)) is not None:
-        return missing
-
     def count(means, _):
         return int(means.idxmin(axis=1).isin(PRIOR).sum()), len(means)
 
-    (verdict, value), others, theirs = _graded(count, most_verdict, errors, pooled, "ap", 100)
-    mn_mes = int((_paper("ap", 100, "paper_percent").idxmin(axis=1) == "mn_mes").sum())
-    return Claim(
-        paper="li2023aaai", claim=claim, quote=quote,
-        source=source, dataset=DATASETS, setup=SETUPS["pooled"], our_value=value, paper_value=theirs,
-        verdict=verdict, other_setups=others,
-        reason="Rule: per (dataset, model) of Table 9 (AP, n = 100), the lowest average relative error of the seven "
-               "belongs to one of the paper's estimators (BV_MES, BV_MLE, MN_MES, MN_MLE); 'in general' asks for "
-               f"more than half. MN_MES alone is the lowest in {mn_mes} of the paper's 10 rows on these datasets, "
-               "so the sentence cannot mean MN_MES alone.")
+    def reason():
+        mn_mes = int((_paper("ap", 100, "paper_percent").idxmin(axis=1) == "mn_mes").sum())
+        return ("Rule: per (dataset, model) of Table 9 (AP, n = 100), the lowest average relative error of the seven "
+                "belongs to one of the paper's estimators (BV_MES, BV_MLE, MN_MES, MN_MLE); 'in general' asks for "
+                f"more than half. MN_MES alone is the lowest in {mn_mes} of the paper's 10 rows on these datasets, "
+                "so the sentence cannot mean MN_MES alone.")
+
+    return _counted("table9_proposed_best", count, most_verdict, errors, pooled, "ap", 100, reason)
 
 
 def table10_mn_mes(errors: pd.DataFrame, pooled: pd.DataFrame) -> Claim:
@@ -317,22 +301,14 @@ def table10_mn_mes(errors: pd.DataFrame, pooled: pd.DataFrame) -> Claim:
     Rule: per (dataset, model), MN_MES has one of the two lowest errors of the seven; "in most of
     the cases" asks for more than half.
     """
-    claim, quote, source = _SPECS["table10_mn_mes"]
-    if (missing := _missing(errors, claim, quote, source, "ndcg", 500)) is not None:
-        return missing
-
     def count(means, _):
         return int(_two_best(means)["mn_mes"].sum()), len(means)
 
-    (verdict, value), others, theirs = _graded(count, most_verdict, errors, pooled, "ndcg", 500)
-    return Claim(
-        paper="li2023aaai", claim=claim, quote=quote,
-        source=source, dataset=DATASETS, setup=SETUPS["pooled"], our_value=value, paper_value=theirs,
-        verdict=verdict, other_setups=others,
-        reason="Rule: per (dataset, model) of Table 10 (NDCG, n = 500), MN_MES has one of the two lowest average "
-               "relative errors of the seven; 'in most of the cases' asks for more than half. At n = 500 MES with "
-               "the printed η spreads P̂ towards the uniform P(R) (check of MES's entropy weight), and MN_MES "
-               "and BV_MES inherit it as their prior.")
+    return _counted("table10_mn_mes", count, most_verdict, errors, pooled, "ndcg", 500, lambda: (
+        "Rule: per (dataset, model) of Table 10 (NDCG, n = 500), MN_MES has one of the two lowest average "
+        "relative errors of the seven; 'in most of the cases' asks for more than half. At n = 500 MES with "
+        "the printed η spreads P̂ towards the uniform P(R) (check of MES's entropy weight), and MN_MES "
+        "and BV_MES inherit it as their prior."))
 
 
 def relative_error_levels(errors: pd.DataFrame, pooled: pd.DataFrame) -> list[Claim]:
