@@ -203,7 +203,20 @@ def test_other_setups_name_the_runner_up_the_tie_rules_and_the_caption():
     uncorrected = next(row for claim, row in rows.items() if claim.startswith("The uncorrected Recall@10"))
     assert uncorrected.other_setups.startswith("Fig. 6's caption ('needs m = 1000'): not reproduced")
     bv = next(row for claim, row in rows.items() if claim.startswith("BV 0.1's Recall@10"))
-    assert "printed, random ties: reproduced (m = 30 (X vs Z); BV 0.1 never orders Y vs Z" in bv.other_setups
+    assert "printed, random ties: reproduced (m = 30 (X vs Z); BV 0.1 orders Y vs Z wrong at m = 1000 and right " \
+           "at the other 13 m" in bv.other_setups
+    assert bv.our_value.endswith("the weight of 1.00 users, too close to call: either order is right")
+
+
+def test_a_pair_bv_leaves_wrong_is_too_close_to_call_only_within_one_user():
+    """Y's exact Recall@10 on Fig. 6's closest-reading curve ten users above Z's: the pair BV 0.1
+    leaves wrong from m = 200 on is no longer too close to call."""
+    def y_ahead(curve):
+        z = curve.loc[curve["recommender"] == "Z", "exact"].iloc[0]
+        return curve.assign(exact=curve["exact"].where(curve["recommender"] != "Y", z + 10 / 6040))
+
+    bv = next(row for row in _claims(fig6_closest_reading=y_ahead) if row.claim.startswith("BV 0.1's Recall@10"))
+    assert bv.our_value.endswith("the weight of 10.00 users")
 
 
 def test_pessimistic_ties_count_the_users_at_the_last_rank():
