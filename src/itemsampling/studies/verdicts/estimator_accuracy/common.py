@@ -32,10 +32,11 @@ import pandas as pd
 from ...estimator_accuracy.parts import CODE_MES
 from ...paper import paper_table
 from ...wmle_readings import reading_summary
+from .. import Claim
 
 __all__ = ["AAAI21", "AAAI23", "FACTOR", "PRINTED", "PRIOR", "Reading", "aaai21_frame", "aaai23_frame",
            "binomial_close", "count_cases", "dataset_names", "mes_reading", "our_bias", "paper_bias", "percent",
-           "setup_label", "three_digits", "wmle_not_run", "wmle_reading"]
+           "setup_label", "setup_row", "three_digits", "wmle_not_run", "wmle_reading"]
 
 #: the estimators of AAAI'21 Tables 2-4, 6-10
 AAAI21 = ("cls", "bv_0.1", "bv_0.01", "mle", "wmle", "mes")
@@ -126,38 +127,67 @@ def mes_reading(at_k: pd.DataFrame) -> Reading:
                          + f"; the paper's Tables 2-3, 6-7 {percent(paper_gap)})")
 
 
-def wmle_reading(readings: pd.DataFrame) -> Reading:
+def wmle_reading(readings: pd.DataFrame, place: int = 0) -> Reading | None:
     """The reading of eq. 22-23 whose gap is closest to the paper's: the smallest mean |log(gap /
     paper's gap)| over the sources ``ranks`` and ``simulated_paper`` (readings with a gap of the
-    wrong sign are out)."""
+    wrong sign are out); with ``place`` 1 the runner-up (None where there is none)."""
     summary = reading_summary(readings)
     summary = summary[summary["source"].isin(["ranks", "simulated_paper"])]
     wide = summary.pivot(index="reading", columns="source", values="ratio")
     distance = np.log(wide.where(wide > 0)).abs().mean(axis=1).dropna()
     if distance.empty or "as_printed" not in wide.index or "ranks" not in wide.columns:
         return Reading("as_printed", "WMLE as printed (no reading was compared with the paper's gap)")
-    name = str(distance.idxmin())
+    if place >= len(distance):
+        return None
+    name = str(distance.sort_values(kind="stable").index[place])
     ratios = ", ".join(f"{three_digits(wide.loc[name, s])} times the paper's on {s}" for s in wide.columns)
     return Reading(name, f"WMLE read as {name} (its gap is {ratios}; the printed reading "
                          f"{three_digits(wide.loc['as_printed', 'ranks'])} times on ranks)")
 
 
-def setup_label(mes: Reading, wmle: Reading | None = None, not_run: str = "") -> str:
-    """The ``setup`` text of the AAAI'21 setup with these readings (``wmle`` None: WMLE left out;
-    with ``not_run``, because the runs of that table have WMLE only as printed).
+def setup_label(mes: Reading | None, wmle: Reading | None = None, not_run: str = "", printed: bool = True) -> str:
+    """The ``setup`` text of the AAAI'21 setup with these readings (``mes`` None: a row without
+    MES; ``wmle`` None: WMLE left out; with ``not_run``, because the runs of that table lack the
+    WMLE reading closest to the paper's, :func:`wmle_not_run`).
 
     The one standard of every AAAI'21 row: WMLE is graded on the reading closest to the paper's
     (:func:`wmle_reading`) wherever that reading was run, and left out (or, for a claim about WMLE,
     not testable) where it was not; the printed WMLE goes to ``other_setups``.
     """
+    parts = [f"MES {mes.name}"] if mes is not None else []
     if wmle is not None:
-        return f"MES {mes.name}, WMLE {wmle.name}"
-    return f"MES {mes.name}, WMLE left out" + (f" ({wmle_not_run(not_run)})" if not_run else "")
+        return ", ".join([*parts, f"WMLE {wmle.name}"])
+    return ", ".join([*parts, "WMLE left out" + (f" ({wmle_not_run(not_run, printed)})" if not_run else "")])
 
 
-def wmle_not_run(what: str) -> str:
-    """Why WMLE is out of a setup: its reading closest to the paper's was not run for ``what``."""
-    return f"the WMLE reading closest to the paper's was not run for {what}, only the printed one"
+def wmle_not_run(what: str, printed: bool = True) -> str:
+    """Why WMLE is out of a setup: its reading closest to the paper's was not run for ``what``
+    (where ``printed`` is False, neither was the printed one)."""
+    return (f"the WMLE reading closest to the paper's was not run for {what}, "
+            + ("only the printed one" if printed else "nor the printed one"))
+
+
+def setup_row(kind: type[Claim], results, *, extra: str = "", our_value: str | None = None, **fields) -> Claim:
+    """A row graded on the first setup of ``results`` and the verdicts under the others in its
+    ``other_setups``.
+
+    Parameters
+    ----------
+    kind : type
+        :class:`Claim` or :class:`Check`.
+    results : sequence of (str, str, str)
+        (setup label, verdict, our value) per setup, the one the row is graded on first.
+    extra : str
+        More readings for ``other_setups``, after the setups of ``results``.
+    our_value : str, optional
+        The row's ``our_value`` where it says more than the first setup's value.
+    **fields
+        The row's other fields (paper, claim, quote, source, dataset, paper_value, reason).
+    """
+    (setup, verdict, value), *others = results
+    listed = [f"{label}: {grade} ({text})" for label, grade, text in others] + ([extra] if extra else [])
+    return kind(setup=setup, verdict=verdict, our_value=value if our_value is None else our_value,
+                other_setups="; ".join(listed), **fields)
 
 
 def aaai21_frame(at_k: pd.DataFrame, readings: pd.DataFrame, setup: str, n: int = 100) -> pd.DataFrame:
@@ -165,10 +195,11 @@ def aaai21_frame(at_k: pd.DataFrame, readings: pd.DataFrame, setup: str, n: int 
 
     ``"closest"``: MES of :func:`mes_reading`, WMLE of :func:`wmle_reading` (MLE's mean plus the
     reading's gap times the exact value, MLE's std times the reading's std over MLE's on the same
-    draws) where ``readings`` ran it, left out elsewhere; ``"no_wmle"``: that MES, no WMLE;
-    :data:`PRINTED`: every estimator as run.
+    draws) where ``readings`` ran it, left out elsewhere; ``"runner_up"``: that with the runner-up
+    WMLE reading of the rule; ``"no_wmle"``: that MES, no WMLE; :data:`PRINTED`: every estimator
+    as run.
     """
-    if setup not in ("closest", "no_wmle", PRINTED):
+    if setup not in ("closest", "runner_up", "no_wmle", PRINTED):
         raise ValueError(f"unknown setup {setup!r}")
     mes = "mes" if setup == PRINTED else mes_reading(at_k).name
     frame = our_bias(at_k, n, (*AAAI21, mes))
@@ -180,7 +211,7 @@ def aaai21_frame(at_k: pd.DataFrame, readings: pd.DataFrame, setup: str, n: int 
         return frame.reset_index(drop=True)
     keys = ["dataset", "model", "metric"]
     ranks = readings[readings["source"] == "ranks"].set_index(["reading", *keys])
-    reading = ranks.loc[wmle_reading(readings).name]
+    reading = ranks.loc[wmle_reading(readings, int(setup == "runner_up")).name]
     mle = frame[frame["estimator"] == "mle"].set_index(keys).join(reading[["gap", "std"]].rename(
         columns={"std": "reading_std"}), how="inner").join(ranks.loc["mle"]["std"].rename("mle_std"))
     wmle = mle.assign(estimator="wmle", mean=mle["mean"] + mle["gap"] * mle["exact"],
@@ -214,10 +245,6 @@ def binomial_close(ours: pd.Series, paper: pd.Series, repeats: pd.Series) -> pd.
     repeat."""
     se = np.sqrt(ours * (1 - ours) / repeats + paper * (1 - paper) / repeats)
     return (ours - paper).abs() <= np.maximum(2 * se, 1 / repeats)
-
-
-
-
 
 
 def count_cases(frame: pd.DataFrame, holds: Callable[[pd.DataFrame], bool],

@@ -22,11 +22,14 @@ from .common import (
     mes_reading,
     percent,
     setup_label,
+    setup_row,
     wmle_not_run,
+    wmle_reading,
 )
 
 __all__ = ["table4_mle_mes_bv", "table4_wmle", "winner_counts_aaai21", "winner_counts_aaai23",
            "winners_best_check"]
+
 
 def _cells(wins: pd.DataFrame, paper: pd.DataFrame, datasets, n: int, mes: str = "mes") -> pd.DataFrame:
     """Our share of correct winners per (dataset, estimator, metric, K) at n next to the paper's
@@ -40,6 +43,13 @@ def _cells(wins: pd.DataFrame, paper: pd.DataFrame, datasets, n: int, mes: str =
     return joined.assign(ours=joined["correct"] / joined["repeats"], paper=joined["paper_correct"] / 100)
 
 
+def _within(cells: pd.DataFrame) -> tuple[str, str]:
+    """The verdict of ``cells`` (of :func:`_cells`) whose share of correct winners is the paper's
+    within :func:`.common.binomial_close`, unhedged (90 % of the cells), and how many are."""
+    close = binomial_close(cells["ours"], cells["paper"], cells["repeats"])
+    return share_verdict(int(close.sum()), len(close)), f"{int(close.sum())} of {len(close)}"
+
+
 def _shares(cells: pd.DataFrame) -> pd.DataFrame:
     """Per dataset and estimator, the share of correct winners over the cells, ours and the paper's."""
     return cells.groupby(["dataset", "method"], sort=False)[["ours", "paper"]].mean()
@@ -50,12 +60,13 @@ def _leads(dataset: str, truth: pd.DataFrame) -> str:
     return f"our true winner leads the runner-up by {percent(gaps.min())} to {percent(gaps.max())}"
 
 
-def table4_wmle(wins: pd.DataFrame) -> Claim:
+def table4_wmle(wins: pd.DataFrame, readings: pd.DataFrame) -> Claim:
     """WMLE picks the winner most often on ml-1m (Table 4).
 
-    Not testable on the setup closest to the paper's: our WMLE with the paper's gap to MLE
-    (a reading of eq. 22-23) was not run for winners, and the printed WMLE is several times the
-    exact value. ``other_setups`` gives the verdict as printed (WMLE's share is the highest).
+    Not testable on the setup closest to the paper's: the WMLE reading closest to the paper's gap
+    to MLE (:func:`.common.wmle_reading`) was not run for winners, and the printed WMLE is several
+    times the exact value. ``other_setups`` gives the verdict as printed (WMLE's share is the
+    highest).
     """
     quote = "We observe that WMLE has the best prediction accuracy in picking up the winners"
     claim = "WMLE picks the true winner most often on ml-1m"
@@ -65,16 +76,16 @@ def table4_wmle(wins: pd.DataFrame) -> Claim:
     shares = _shares(_cells(wins, paper, ["ml-1m"], 100)).loc["ml-1m"]
     best, p_best = shares["ours"].idxmax(), shares["paper"].idxmax()
     printed = "reproduced" if best == "wmle" else "not reproduced"
-    return Claim(
-        paper="jin2021aaai", claim=claim, quote=quote, source="Table 4", dataset="ml-1m",
-        setup=f"WMLE left out: {wmle_not_run('winners')}",
-        our_value=f"as printed: WMLE {percent(shares.loc['wmle', 'ours'])}, best {estimator_label(best)}",
+    wmle = wmle_reading(readings)
+    results = [(setup_label(None, not_run="winners"), "not testable here", f"WMLE {wmle.name} not run"),
+               (PRINTED, printed, f"WMLE {percent(shares.loc['wmle', 'ours'])}, best {estimator_label(best)}")]
+    return setup_row(
+        Claim, results, paper="jin2021aaai", claim=claim, quote=quote, source="Table 4", dataset="ml-1m",
         paper_value=f"WMLE {percent(shares.loc['wmle', 'paper'])}, best {estimator_label(p_best)}",
-        verdict="not testable here", other_setups=f"{PRINTED}: {printed} (WMLE {percent(shares.loc['wmle', 'ours'])})",
         reason="Rule: WMLE has the highest share of repeats with the true winner over the paper's (metric, K) at "
                "n = 100. Our printed WMLE is not the paper's (its gap to MLE is hundreds of times the paper's; the "
                f"WMLE readings row), and {wmle_not_run('winners')}, so the claim is not testable on the setup "
-               "closest to the paper's. As printed WMLE has the highest share, from a bias that "
+               f"closest to the paper's ({wmle.text}). As printed WMLE has the highest share, from a bias that "
                "overestimates every model and keeps their order: that picks the winner without estimating the "
                "metric, and grades no property of the paper's WMLE.")
 
@@ -101,15 +112,12 @@ def table4_mle_mes_bv(wins: pd.DataFrame, at_k: pd.DataFrame) -> Claim:
         return share_verdict(held, 3), f"MLE {percent(mle)}, MES {percent(mes)}, BV 0.01 {percent(bv)}"
 
     mes = mes_reading(at_k)
-    results = {name: grade(_shares(_cells(wins, paper, ["ml-1m"], 100, reading)).loc["ml-1m", "ours"])
-               for name, reading in ((f"MES {mes.name}", mes.name), (PRINTED, "mes"))}
-    (setup, (verdict, value)), (other, (o_verdict, o_value)) = results.items()
+    results = [(name, *grade(_shares(_cells(wins, paper, ["ml-1m"], 100, reading)).loc["ml-1m", "ours"]))
+               for name, reading in ((setup_label(mes, not_run="winners"), mes.name), (PRINTED, "mes"))]
     theirs = _shares(_cells(wins, paper, ["ml-1m"], 100)).loc["ml-1m", "paper"]
-    return Claim(
-        paper="jin2021aaai", claim=claim, quote=quote, source="Table 4", dataset="ml-1m", setup=setup,
-        our_value=value, paper_value=f"MLE {percent(theirs['mle'])}, MES {percent(theirs['mes'])}, BV 0.01 "
-                                     f"{percent(theirs['bv_0.01'])}",
-        verdict=verdict, other_setups=f"{other}: {o_verdict} ({o_value})",
+    return setup_row(
+        Claim, results, paper="jin2021aaai", claim=claim, quote=quote, source="Table 4", dataset="ml-1m",
+        paper_value=f"MLE {percent(theirs['mle'])}, MES {percent(theirs['mes'])}, BV 0.01 {percent(theirs['bv_0.01'])}",
         reason=f"Rule: shares of repeats with the true winner over the paper's (metric, K) at n = 100; 'comparable' "
                f"is |MLE − MES| at most one standard error of a share out of {repeats} repeats at 50 % "
                f"({percent(se)}), 'slightly better' each above BV 0.01 by at most two ({percent(2 * se)}); all three "
@@ -131,21 +139,15 @@ def winner_counts_aaai21(wins: pd.DataFrame, at_k: pd.DataFrame, truth: pd.DataF
                                  ("yelp-diffnet", "Table 9", "yelp"), ("pinterest-subset", "Table 10", "pinterest-20")):
         if absent(wins, [dataset], 100):
             continue
-        results = []
-        for label, reading, keep in ((setup_label(mes, not_run="winners"), mes.name, lambda c: c["method"] != "wmle"),
-                                     (PRINTED, "mes", lambda c: c["method"] == c["method"])):
-            cells = _cells(wins, paper, [dataset], 100, reading)
-            cells = cells[keep(cells)]
-            close = binomial_close(cells["ours"], cells["paper"], cells["repeats"])
-            results.append((label, share_verdict(int(close.sum()), len(close)), f"{int(close.sum())} of {len(close)}",
-                            cells))
-        (setup, verdict, value, cells), (other, o_verdict, o_value, _) = results
-        shares = _shares(cells).loc[dataset]
-        rows.append(Claim(
+        closest = _cells(wins, paper, [dataset], 100, mes.name).query("method != 'wmle'")
+        results = [(label, *_within(cells)) for label, cells in ((setup_label(mes, not_run="winners"), closest),
+                                                                 (PRINTED, _cells(wins, paper, [dataset], 100)))]
+        shares = _shares(closest).loc[dataset]
+        rows.append(setup_row(
+            Claim, results, our_value=f"{results[0][2]} cells within tolerance",
             paper="jin2021aaai", claim=f"The counts of correct winners of {table} ({name})",
             quote=f"The number of successes at predicting a winner on the {name} dataset with 100 repeats.",
-            source=table, dataset=dataset, setup=setup, our_value=f"{value} cells within tolerance",
-            paper_value="every cell", verdict=verdict, other_setups=f"{other}: {o_verdict} ({o_value})",
+            source=table, dataset=dataset, paper_value="every cell",
             reason="Rule: per (estimator, metric, K) at n = 100, our share of repeats with the true winner within "
                    "two standard errors of the difference from the paper's (at least one repeat); unhedged: 90 % of "
                    "the cells. " + ("The text's sentences on this table are graded in their own rows; this row "
@@ -206,22 +208,16 @@ def winner_counts_aaai23(wins: pd.DataFrame) -> Claim:
     if not datasets:
         return untestable("li2023aaai", claim, quote, "Table 8", "pinterest-subset, yelp-diffnet",
                           f"Neither stand-in was run at n = {n}.")
-    results = []
-    for label, rename in (("per-repeat prior", {}),
-                          ("per-repeat prior, MES as the code (η/n)", {"bv_mes": None, "mn_mes": None,
-                                                                       "bv_mes_code": "bv_mes",
-                                                                       "mn_mes_code": "mn_mes"})):
-        ours = wins[~wins["estimator"].isin([k for k, v in rename.items() if v is None])]
-        cells = _cells(ours.replace({"estimator": {k: v for k, v in rename.items() if v}}), paper, datasets, n)
-        close = binomial_close(cells["ours"], cells["paper"], cells["repeats"])
-        results.append((label, share_verdict(int(close.sum()), len(close)), f"{int(close.sum())} of {len(close)}",
-                        cells))
-    (setup, verdict, value, cells), (other, o_verdict, o_value, _) = results
-    shares = _shares(cells)
-    return Check(
-        paper="li2023aaai", claim=claim, quote=quote, source="Table 8", dataset=dataset_names(datasets, "pinterest-subset, yelp-diffnet"), setup=setup,
-        our_value=f"{value} cells within tolerance", paper_value="every cell", verdict=verdict,
-        other_setups=f"{other}: {o_verdict} ({o_value})",
+    own = _cells(wins, paper, datasets, n)
+    code = wins[~wins["estimator"].isin(["bv_mes", "mn_mes"])].replace(
+        {"estimator": {"bv_mes_code": "bv_mes", "mn_mes_code": "mn_mes"}})
+    results = [(label, *_within(cells)) for label, cells in (
+        ("per-repeat prior", own), ("per-repeat prior, MES as the code (η/n)", _cells(code, paper, datasets, n)))]
+    shares = _shares(own)
+    return setup_row(
+        Check, results, our_value=f"{results[0][2]} cells within tolerance", paper="li2023aaai", claim=claim,
+        quote=quote, source="Table 8", dataset=dataset_names(datasets, "pinterest-subset, yelp-diffnet"),
+        paper_value="every cell",
         reason=f"Our check. Rule: per (dataset, estimator, metric, K) at n = {n}, the paper's n for pinterest-20 and yelp (§5: "
                "'we choose 500 sample size'; notebook 05's fixed yelp-diffnet size is 1000, most of its items), our "
                "share of repeats with the true winner within two standard errors of the difference from the "
