@@ -96,7 +96,10 @@ def test_cls_worst_turns_with_the_papers_share(monkeypatch):
 
 
 def test_table3_wmle_turns_when_the_others_are_biased():
-    assert verdict_of(_rows(), "WMLE is most often among the two") == "not reproduced"
+    # one placement behind MES (9 against 10): within the precision of a WMLE built from a 5-repeat gap
+    assert verdict_of(_rows(), "WMLE is most often among the two") == "partly"
+    far = dict(wmle_readings=lambda t: _scaled(t, lambda x: x["reading"] == "at_least_one", "gap", factor=20.0))
+    assert verdict_of(_rows(**far), "WMLE is most often among the two") == "not reproduced"
     others = ("cls", "bv_0.1", "bv_0.01", "mes", "mes_code")
     biased = dict(metrics_at_k=lambda t: _scaled(t, lambda x: (x["dataset"] == "citeulike-a")
                                                  & x["estimator"].isin(others), value=lambda x: 3 * x["exact"]))
@@ -175,6 +178,10 @@ def test_winner_counts_turn_with_the_counts():
         out.loc[rows, "correct"] = np.where(np.isnan(theirs), out.loc[rows, "correct"], theirs)
         return out
     assert verdict_of(_rows(winners=theirs), table4) == "reproduced"
+    # the counts printed for yelp and pinterest-20 are not graded on our stand-ins; ours are beside
+    for stand_in in ("Table 9 (yelp)", "Table 10 (pinterest-20)"):
+        row = next(r for r in _rows() if r.claim.endswith(stand_in))
+        assert row.verdict == "not testable here" and "read as the paper's dataset: " in row.other_setups
 
 
 def _rd_set(estimator, n=None, dataset=None, value=lambda x: x["exact_cdf"]):

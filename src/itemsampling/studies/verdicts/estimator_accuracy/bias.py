@@ -128,7 +128,8 @@ def table3_wmle_best(at_k: pd.DataFrame, readings: pd.DataFrame) -> Claim:
 
     def rule(frame):
         top = counts(frame)
-        verdict = "reproduced" if top["wmle"] == top.max() else "not reproduced"
+        behind = top.max() - top["wmle"]
+        verdict = "reproduced" if behind == 0 else "partly" if behind <= 1 else "not reproduced"
         return verdict, f"WMLE {top['wmle']} of 15, most {estimator_label(top.idxmax())} {top.max()}"
 
     results, why = _graded(rule, at_k, readings, ("closest", PRINTED, "runner_up"))
@@ -138,7 +139,10 @@ def table3_wmle_best(at_k: pd.DataFrame, readings: pd.DataFrame) -> Claim:
         Claim, results, paper="jin2021aaai", claim=claim, quote=quote, source="Table 3", dataset="citeulike-a",
         paper_value=f"WMLE {theirs['wmle']} of 15 (the text: {stated})",
         reason="Rule: over the 15 (model, metric@10) at n = 100, WMLE is among the two least biased estimators at "
-               "least as often as any other of the six. Top-two placements under the setup: "
+               "least as often as any other of the six; partly when one placement behind: the WMLE of a reading is "
+               "MLE's mean shifted by the reading's gap to MLE, measured on "
+               f"{int(readings['repeats'].min())} repeats (`wmle_readings`), and one case is within its precision. "
+               "Top-two placements under the setup: "
                + ", ".join(f"{estimator_label(e)} {c}" for e, c in counts(aaai21_frame(at_k, readings, "closest"))
                            .items())
                + "; the paper's Table 3 by the same count: " + ", ".join(
@@ -278,10 +282,14 @@ def appendix_d_accuracy(at_k: pd.DataFrame, readings: pd.DataFrame) -> Claim:
                    f"{d}: MLE {percent(r['mle'])}, MES {percent(r['mes'])}, BV 0.1 {percent(r['bv_0.1'])}, "
                    f"BV 0.01 {percent(r['bv_0.01'])}" for d, r in means.iterrows())
                + "; the paper's: " + "; ".join(
-                   f"{d}: MLE {percent(r['mle'])}, MES {percent(r['mes'])}, BV 0.1 {percent(r['bv_0.1'])}, "
-                   f"BV 0.01 {percent(r['bv_0.01'])}" for d, r in p_means.iterrows())
+                   f"{PAPER_NAMES.get(d, d)}: MLE {percent(r['mle'])}, MES {percent(r['mes'])}, BV 0.1 "
+                   f"{percent(r['bv_0.1'])}, BV 0.01 {percent(r['bv_0.01'])}" for d, r in p_means.iterrows())
                + ". pinterest-subset (a subset of pinterest-20's users) and yelp-diffnet stand in for the paper's "
                  f"pinterest-20 and yelp. {why}")
+
+
+#: the paper's names of the datasets our stand-ins replace in AAAI'21's App. D
+PAPER_NAMES = {"pinterest-subset": "pinterest-20", "yelp-diffnet": "yelp"}
 
 
 def appendix_d_overall(at_k: pd.DataFrame, readings: pd.DataFrame) -> Claim:
