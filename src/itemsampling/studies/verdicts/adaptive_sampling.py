@@ -564,9 +564,12 @@ def _comparison_claims(table: Callable[[str], pd.DataFrame]) -> list[Claim]:
         better, more_accurate(paper_ndcg), named, setup,
         claim=f"The adaptive MLE's NDCG@K error over small K (K <= {k_max}) is smaller than that of the best fixed-size "
               "estimator.",
-        quote="Particularly, the relative error of the adaptive sampling is significantly smaller than that of the basic "
-              'sampling methods. ... This also confirms the benefits of addressing the "blind spot" issue, which '
-              "provides higher resolution to recover global K metrics for small K ( $K \\leq 50$ here).",
+        quote="Particularly, the relative error of the adaptive sampling is significantly smaller than that of the "
+              "basic sampling methods. On the first (*pinterest* - 20) and third (ml - 20m) datasets, the relative "
+              "errors have reduced to less than 2%. In other words, the adaptive method has been much more effective "
+              "(in terms of accuracy) and efficient (in terms of sample size). This also confirms the benefits of "
+              "addressing the \"blind spot\" issue, which provides higher resolution to recover global K metrics for "
+              "small K ( $K \\leq 50$ here).",
         reason=f"Rule: the average relative error of NDCG@K over K = 1..{k_max} (the paper's “small K”; Table 2's "
                "metric) of the adaptive MLE below that of the best of BV_MES, BV_MLE, MN_MES and MN_MLE at the fixed "
                "n (the paper's comparison), mean over the repeats, in 90% of the stand-in pairs (partly from 50%). "

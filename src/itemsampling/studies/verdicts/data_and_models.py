@@ -26,9 +26,9 @@ __all__ = ["claims"]
 
 PAPER = "li2020kdd"
 COUNTS = ("users", "items", "interactions")
-QUOTE = ("Table 4: Dataset Statistics ... We use four of the most commonly used datasets for recommendation "
-         "studies, together with the book-X dataset, with a relatively large number of total items, for evaluating "
-         "the effect of sampling size. The characteristics of these datasets are in Table 4.")
+QUOTE = ("We use four of the most commonly used datasets for recommendation studies, together with the book-X dataset, "
+         "with a relatively large number of total items, for evaluating the effect of sampling size. The "
+         "characteristics of these datasets are in Table 4.")
 SOURCE = "App. A; Table 4"
 #: the dataset of Table 4 that none of ours stands in for (Fig. 8's large dataset)
 BOOK_X = "book-X"

@@ -161,8 +161,9 @@ def claims(table: Callable[[str], pd.DataFrame]) -> list[Claim]:
                f"row on Remedy #3's implication. Setup: {fig1}, {DEFAULT_WHY}"),
         _claim(claim="Sampling preserves the performance differences of the models, on every dataset",
                quote="Basically, the detailed performance differences among different recommendation algorithms seem "
-               "to be well-preserved through sampling. ... Those observations hold on other datasets and "
-               "recommendation algorithms as well, not only on this dataset.", source="§2.3; Fig. 1", dataset=datasets,
+                     "to be well-preserved through sampling. However, unless $n \\approx N$, $SHR@k$ does not "
+                     "correspond to $HR@K = k$ (as in what is being studied by Rendel [15]). Those observations hold "
+                     "on other datasets and recommendation algorithms as well, not only on this dataset.", source="§2.3; Fig. 1", dataset=datasets,
                paper_value="well-preserved", rule=preserved, protocols=protocols,
                reason=f"rule: the share of (pair of competitive models, k) at which the model with the higher E[SHR@k] "
                f"has the higher HR@⌊f(k)⌋ (Beta@0.5), over all four datasets (reproduced >= 90 %). Fig. 1's caption "
@@ -174,8 +175,10 @@ def claims(table: Callable[[str], pd.DataFrame]) -> list[Claim]:
                f"(reproduced >= 90 %), on Fig. 1's dataset. Setup: {fig1}"),
         _claim(claim="With M = 30,000 users and t = 0.01, P(|SHR@k - E[SHR@k]| >= t) <= 0.005",
                quote="This can be a rather tight bound, due to the large number of users in the population. For "
-                     "example, if $M = 30K, t = 0.01$ ... Overall, for a large user population, the sampling top- k "
-                     "Hit-Ratio will be tightly centered around its mean.", source="§2.4", dataset=datasets,
+                     "example, if $M = 30K, t = 0.01$: $$Pr(|SHR@k - E[SHR@k]| \\geq 0.01) \\leq 0.005$$ If we want to "
+                     "look at more closely, we may use the law of large numbers and utilize the variance in equation 5 "
+                     "for deducing the difference between $SHR@k$ and its expectation. Overall, for a large user "
+                     "population, the sampling top- k Hit-Ratio will be tightly centered around its mean.", source="§2.4", dataset=datasets,
                paper_value=f"bound <= 0.005 at M = {EXAMPLE_USERS:,}", rule=example, protocols=_protocols(spread),
                reason=f"rule: on our datasets with at least {EXAMPLE_USERS:,} test users, the share of draws that "
                f"land at least t = {CLOSE} from E[SHR@k] is within Hoeffding's bound 2 exp(-2Mt²). The bound holds "

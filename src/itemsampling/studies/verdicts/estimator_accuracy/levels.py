@@ -38,7 +38,7 @@ def exact_levels(at_k: pd.DataFrame) -> Check:
     tolerance = joined["paper_mle_std"] / joined["paper_percent"]
     return Check(
         paper="jin2021aaai", claim="Our exact Recall, NDCG and AP@10 of the five models are the paper's",
-        quote="The Exact column ... corresponds to the target metrics which use all items in I for ranking.",
+        quote="The Exact𝐸𝑥𝑎𝑐𝑡Exact column corresponds to the target metrics which use all items in I𝐼I for ranking.",
         source="Table 2; Table 3", dataset=dataset_names(joined["dataset"], ", ".join(SAME_DATA)),
         our_value=f"ratio {three_digits(ratio.min())} to {three_digits(ratio.max())}", paper_value="ratio 1",
         verdict=share_verdict(int(close.sum()), len(close)),

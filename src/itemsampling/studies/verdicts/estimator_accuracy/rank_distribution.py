@@ -138,8 +138,8 @@ def fig2_cdf_accurate(rd: pd.DataFrame, at_k: pd.DataFrame) -> Claim:
     Setup: the MES reading closest to the paper's; WMLE as printed is in ``other_setups``.
     """
     claim = "The learned P(R) is not accurate, its CDF is"
-    quote = ("We also notice that all these estimators are not very accurate on the individual rank probability P (R) "
-             "... But their aggregated results (CDF; the bottom figures) are quite accurate.")
+    quote = ("We also notice that all these estimators are not very accurate on the individual rank probability "
+             "P(R)𝑃𝑅P(R) (the top figures). But their aggregated results (CDF; the bottom figures) are quite accurate.")
     mes = mes_reading(at_k)
     fig = _fig2(rd)
     if not {"bv_0.1", "mle", mes.name} <= set(fig["estimator"]):
@@ -266,7 +266,7 @@ def mes_sample_size_check(rd: pd.DataFrame, levels: pd.DataFrame) -> Check:
         spread = bool(top.loc[(dataset, model), ("cdf", "mes")] < top.loc[(dataset, model), ("exact_cdf", "mes")])
         rows.append((dataset, model, part, order and spread))
     claim = "MES gets worse as n grows: its entropy weight, not a defect"
-    quote = "MES (Maximal Entropy with Squared ... distance, where η = 0.001)"
+    quote = "MES𝑀𝐸𝑆MES (Maximal Entropy with Squared distribution distance, where η=0.001𝜂0.001\\eta=0.001)"
     if not rows:
         return Check(paper="jin2021aaai", claim=claim, quote=quote, source="eq. 26; Fig. 3", dataset="ml-1m",
                      our_value="", verdict="not testable here",

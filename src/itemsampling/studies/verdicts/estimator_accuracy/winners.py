@@ -98,7 +98,7 @@ def table4_mle_mes_bv(wins: pd.DataFrame, at_k: pd.DataFrame) -> Claim:
     ("comparable"), and each is above BV 0.01's by at most two ("slightly better"). Unhedged:
     all three.
     """
-    quote = "while MLE and MES are comparable and slightly better than BV 0.01."
+    quote = "while MLE𝑀𝐿𝐸MLE and MES𝑀𝐸𝑆MES are comparable and slightly better than BV0.01𝐵𝑉0.01BV0.01."
     claim = "MLE and MES pick the winner about equally often, slightly more often than BV 0.01 (ml-1m)"
     if absent(wins, ["ml-1m"], 100):
         return untestable("jin2021aaai", claim, quote, "Table 4", "ml-1m", "ml-1m was not run at n = 100.")
