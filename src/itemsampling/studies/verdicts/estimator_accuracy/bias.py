@@ -17,7 +17,7 @@ from collections.abc import Callable
 import pandas as pd
 
 from ...estimator_accuracy.layouts import estimator_label
-from ...paper import paper_merge
+from ...paper import PAPER_DATASETS, paper_merge
 from ...wmle_readings import paper_gaps, reading_summary
 from .. import Check, Claim, absent, can_verdict, most_verdict, share_verdict, untestable
 from .common import (
@@ -280,14 +280,10 @@ def appendix_d_accuracy(at_k: pd.DataFrame, readings: pd.DataFrame) -> Claim:
                    f"{d}: MLE {percent(r['mle'])}, MES {percent(r['mes'])}, BV 0.1 {percent(r['bv_0.1'])}, "
                    f"BV 0.01 {percent(r['bv_0.01'])}" for d, r in means.iterrows())
                + "; the paper's: " + "; ".join(
-                   f"{PAPER_NAMES.get(d, d)}: MLE {percent(r['mle'])}, MES {percent(r['mes'])}, BV 0.1 "
+                   f"{PAPER_DATASETS[d]}: MLE {percent(r['mle'])}, MES {percent(r['mes'])}, BV 0.1 "
                    f"{percent(r['bv_0.1'])}, BV 0.01 {percent(r['bv_0.01'])}" for d, r in p_means.iterrows())
                + ". pinterest-subset (a subset of pinterest-20's users) and yelp-diffnet stand in for the paper's "
                  f"pinterest-20 and yelp. {why}")
-
-
-#: the paper's names of the datasets our stand-ins replace in AAAI'21's App. D
-PAPER_NAMES = {"pinterest-subset": "pinterest-20", "yelp-diffnet": "yelp"}
 
 
 def appendix_d_overall(at_k: pd.DataFrame, readings: pd.DataFrame) -> Claim:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ...estimator_accuracy.layouts import estimator_label
-from ...paper import paper_merge, paper_table, stand_ins
+from ...paper import PAPER_DATASETS, SAME_DATA, paper_merge, paper_table, stand_ins
 from .. import Check, Claim, absent, share_verdict, untestable
 from .common import (
     PRINTED,
@@ -135,14 +135,15 @@ def winner_counts_aaai21(wins: pd.DataFrame, at_k: pd.DataFrame, truth: pd.DataF
     paper = paper_table("jin2021aaai_winners")
     rows = []
     mes = mes_reading(at_k)
-    for dataset, table, name in (("ml-1m", "Table 4", "ml-1m"), ("citeulike-a", "Table 8", "citeulike"),
-                                 ("yelp-diffnet", "Table 9", "yelp"), ("pinterest-subset", "Table 10", "pinterest-20")):
+    for dataset, table in (("ml-1m", "Table 4"), ("citeulike-a", "Table 8"), ("yelp-diffnet", "Table 9"),
+                           ("pinterest-subset", "Table 10")):
         if absent(wins, [dataset], 100):
             continue
+        name = PAPER_DATASETS[dataset]
         closest = _cells(wins, paper, [dataset], 100, mes.name).query("method != 'wmle'")
         results = [(label, *_within(cells)) for label, cells in ((setup_label(mes, not_run="winners"), closest),
                                                                  (PRINTED, _cells(wins, paper, [dataset], 100)))]
-        stand_in = dataset not in (name, "citeulike-a")
+        stand_in = dataset not in SAME_DATA
         if stand_in:  # counts of the paper's models on its dataset: no property our models on a stand-in share
             results = [(f"{dataset} for the paper's {name}", "not testable here", results[0][2]),
                        (f"{results[0][0]}, read as the paper's dataset", *results[0][1:]), *results[1:]]
