@@ -346,3 +346,25 @@ def test_rows_quote_the_paper_and_name_its_places(committed):
     for row in committed:
         assert not row.quote or quote_found(row.quote, text), row.quote
         assert source_found(row.source, text) == [], row.source
+
+
+@pytest.mark.parametrize("n_items, sample_size", [(10_000, 100), (3_000, 20), (500, 7)])
+def test_the_first_rank_posterior_has_the_closed_form_mean(n_items, sample_size):
+    """Under a flat prior without replacement P(R | r = 1) ∝ C(N - R, n - 1), and the hockey-stick
+    identity gives its moments: E[R | r = 1] = (N + 1) / (n + 1)."""
+    from itemsampling.studies.verdicts.adaptive_sampling import first_rank_posterior
+
+    mean, std, _ = first_rank_posterior(n_items, sample_size, "hypergeometric")
+    assert mean == pytest.approx((n_items + 1) / (sample_size + 1), rel=1e-9)
+    # with j = N - R: E[j + 1] = n (N + 1) / (n + 1), E[(j + 1)(j + 2)] = n (N + 1)(N + 2) / (n + 2)
+    n, big = sample_size, n_items
+    first = n * (big + 1) / (n + 1)
+    variance = n * (big + 1) * (big + 2) / (n + 2) - first - first**2
+    assert std == pytest.approx(np.sqrt(variance), rel=1e-9)
+
+
+def test_around_turns_outside_ten_percent():
+    from itemsampling.studies.verdicts.adaptive_sampling import _around
+
+    assert _around(99.5, 100) == "reproduced"
+    assert _around(111.0, 100) == "not reproduced"

@@ -34,6 +34,7 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
+from ...kernels import kernel_columns
 from ..adaptive_sampling import most_accurate
 from ..paper import paper_merge, paper_table, stand_ins
 from . import Check, Claim, can_verdict, most_verdict, share_verdict, untestable
@@ -76,6 +77,9 @@ TYPICAL_ITEMS = 300
 ERROR_BOUND = 0.02
 #: the repeats of the paper's runs ("We repeat experiments 100 times", §5)
 PAPER_REPEATS = 100
+# §4.1's example sizes (N = 10K items, n = 100 in the sample set), and “around” as a relative tolerance
+PAPER_BLIND_SPOT_SIZES = (10_000, 100)
+AROUND = 0.1
 #: an error "as in the paper" (a check): between 1/ERROR_FACTOR and ERROR_FACTOR times the paper's
 ERROR_FACTOR = 2.0
 
@@ -402,10 +406,61 @@ def _blind_spot_claims(table: Callable[[str], pd.DataFrame]) -> list[Claim]:
                f"frontier ({int(front['sample_size'].max())}) below that at the smallest "
                f"({int(front.loc[front['sampling'] == 'adaptive', 'sample_size'].min())}); “could”: reproduced by one "
                f"case. It holds in {holds} of {cases}; by dataset: {_by_dataset(better['holds'])}."))
+    rows.extend(_granularity_claims(str(blind["scheme"].iloc[0])))
     rows.append(_knee_claim(table("sampling_cost"), shape_table["n_items"]))
     rows.append(_default_share_claim(front, table("sensitivity_sizes"),
                                      shape_table["n_items"].groupby(level="dataset", sort=False).first()))
     return rows
+
+
+def first_rank_posterior(n_items: int, sample_size: int, scheme: str) -> tuple[float, float, float]:
+    """Mean and standard deviation of the global rank R of an item ranked first among ``sample_size``
+    sampled items, and P(R ≤ N / (2 n)), under a flat prior on R = 1..N: P(R | r = 1) ∝ P(r = 1 | R),
+    the first column of the rank kernel (Krichene & Rendle KDD 2020 eq. 11)."""
+    weights = kernel_columns(n_items, sample_size, [1], scheme)[:, 0]
+    weights = weights / weights.sum()
+    ranks = np.arange(1, n_items + 1)
+    mean = float(ranks @ weights)
+    return mean, float(np.sqrt(((ranks - mean) ** 2) @ weights)), float(weights[: n_items // (2 * sample_size)].sum())
+
+
+def _granularity_claims(scheme: str) -> list[Claim]:
+    """§4.1's intuition for the blind spot, on the sizes it names (N = 10K, n = 100): the sampling
+    model itself, with a prior that says nothing beyond the sampled rank."""
+    n_items, n = PAPER_BLIND_SPOT_SIZES
+    mean, std, top_half = first_rank_posterior(n_items, n, scheme)
+    mean_plus, std_plus, _ = first_rank_posterior(n_items, n + 1, scheme)
+    setup = (f"the sampling model ({scheme} kernel), N = {n_items:,}, n = {n} items in the sample set, a flat prior on "
+             "the global rank R (what the sampled rank alone says)")
+    scope = f"none (N = {n_items:,}, n = {n})"
+    around = f"within {AROUND:.0%} of the paper's number (“around”; the paper gives no tolerance)"
+    return [
+        Claim(paper=PAPER, claim=f"An item ranked first among n = {n} sampled items of N = {n_items:,} has an expected "
+                                 f"global rank of about {n_items // n}.",
+              quote="Intuitively, when  $r_u = 1$ , it does not mean its global rank  $R_u$  is 1, instead, its "
+                    "expected global rank may be around 100 (assuming N = 10K and sample set size n = 100).",
+              source="§4.1", dataset=scope, setup=setup, our_value=f"E[R | r = 1] = {mean:.1f}",
+              paper_value=f"around {n_items // n}", verdict=_around(mean, n_items / n),
+              other_setups=f"n = {n} sampled items besides the target (a sample set of {n + 1}): E[R | r = 1] = "
+                           f"{mean_plus:.1f}, {_around(mean_plus, n_items / n)}",
+              reason=f"Rule: E[R | r = 1] = Σ_R R P(r = 1 | R) / Σ_R P(r = 1 | R) {around}; the "
+                     "sentence speaks of what the sampled rank alone says (“may”), so the prior is flat; a model's own "
+                     "distribution of global ranks would give another expectation, not computed here. Closed form without replacement: (N + 1) / (n + 1) = {(n_items + 1) / (n + 1):.1f}."),
+        Claim(paper=PAPER, claim=f"With n = {n} sampled items, the sampled rank locates the global rank only to about "
+                                 f"1/n = {1 / n:.0%} of the items.",
+              quote="And the estimation granularity is only at around 1% (1/n) level.", source="§4.1",
+              dataset=scope, setup=setup, our_value=f"sd of R / N given r = 1: {std / n_items:.2%}",
+              paper_value=f"{1 / n:.0%}", verdict=_around(std / n_items, 1 / n),
+              other_setups=f"a sample set of {n + 1}: {std_plus / n_items:.2%}, {_around(std_plus / n_items, 1 / n)}",
+              reason=f"Rule: the standard deviation of R / N given r = 1 {around}. Given r = 1, R lies in the top "
+                     f"N/(2n) = {n_items // (2 * n)} with probability {top_half:.0%} only: the sample cannot tell the "
+                     "top-50 from the rest of the top 1%, as §1 says."),
+    ]
+
+
+def _around(value: float, paper: float) -> str:
+    """“Around”: within :data:`AROUND` of the paper's number."""
+    return "reproduced" if abs(value - paper) <= AROUND * paper else "not reproduced"
 
 
 def _knee_claim(cost: pd.DataFrame, n_items: pd.Series) -> Claim:
