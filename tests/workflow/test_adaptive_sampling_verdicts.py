@@ -269,16 +269,21 @@ def test_intensifiers_are_named_as_untested():
     assert "“much” is not tested" in next(v for k, v in rows.items() if k.startswith("Adaptive sampling is more accurate"))
 
 
-def test_error_size_on_pinterest_turns_with_the_table():
+def test_error_size_on_pinterest_is_not_graded_on_a_stand_in():
+    """A value the paper prints for pinterest-20 is never graded on pinterest-subset (rule 2): the
+    row stays not testable whatever our errors, and its reason counts ours against the bound."""
     start = "The adaptive MLE's NDCG@K error on pinterest-20 is below 2%."
-    assert verdict_of(_claims(), start) == "partly"
 
     def scaled(factor):
         return _setting("mean", lambda f: f["mean"] * factor,
                         lambda f: _on(f, ["pinterest-subset"], method="adaptive_mle", metric="ndcg"))
 
-    assert verdict_of(_claims(fixed_vs_adaptive=scaled(0.5)), start) == "reproduced"
-    assert verdict_of(_claims(fixed_vs_adaptive=scaled(2.0)), start) == "not reproduced"
+    for rows in (_claims(), _claims(fixed_vs_adaptive=scaled(0.5)), _claims(fixed_vs_adaptive=scaled(2.0))):
+        assert verdict_of(rows, start) == "not testable here"
+    reason = next(r.reason for r in _claims(fixed_vs_adaptive=scaled(0.5)) if r.claim.startswith(start))
+    assert "below 2% for 5 of 5 models" in reason
+    reason = next(r.reason for r in _claims(fixed_vs_adaptive=scaled(2.0)) if r.claim.startswith(start))
+    assert "below 2% for 0 of 5 models" in reason
 
 
 def test_recall_claims_turn_with_the_table():

@@ -656,7 +656,7 @@ def _comparison_claims(table: Callable[[str], pd.DataFrame]) -> list[Claim]:
         spread = paper_std.xs("pinterest-20").reindex(errors.index)
         below, cases = _count(errors < ERROR_BOUND)
         near = int((errors < ERROR_BOUND + spread).sum())
-        verdict = ("reproduced" if below >= 0.9 * cases else "partly" if near >= 0.5 * cases else "not reproduced")
+        n_users = table("rank_shape").groupby("dataset")["n_users"].first()
         paper_errors = paper_ndcg[paper_ndcg["dataset"] == "pinterest-20"]["adaptive_error"]
         rows.append(Claim(
             paper=PAPER, claim=f"The adaptive MLE's NDCG@K error on pinterest-20 is below {_pct(ERROR_BOUND)}.",
@@ -666,14 +666,16 @@ def _comparison_claims(table: Callable[[str], pd.DataFrame]) -> list[Claim]:
             setup=_setup(fva, sizes, pinterest),
             our_value=f"{_pct(errors.min(), 3)}-{_pct(errors.max(), 3)}; {_of(below, cases, 'models')} below "
                       f"{_pct(ERROR_BOUND)}",
-            paper_value=f"{_pct(paper_errors.min(), 3)}-{_pct(paper_errors.max(), 3)}", verdict=verdict,
-            reason=f"Rule: the adaptive MLE's average NDCG@K error (Table 2's metric) below {_pct(ERROR_BOUND)} for "
-                   f"90% of the models: reproduced; else below {_pct(ERROR_BOUND)} plus the standard deviation over "
-                   "the repeats that the paper prints for the same model (its own run-to-run spread, "
-                   f"{_pct(spread.min(), 2)}-{_pct(spread.max(), 2)}) for half of them: partly (in size like the "
-                   f"paper's, not below the bound); else not reproduced. Below the bound: {below} of {cases}; within the "
-                   f"paper's spread of it: {near} of {cases}. {pinterest[0]} has other users than pinterest-20 and our "
-                   "models are our own. ml-20m has no stand-in."))
+            paper_value=f"{_pct(paper_errors.min(), 3)}-{_pct(paper_errors.max(), 3)}", verdict="not testable here",
+            reason=f"Not testable here: the bound is a value for pinterest-20 itself, and a stand-in is graded in kind, "
+                   f"never on the paper's numbers for its own dataset (rule 2 of docs/verdicts.md): {pinterest[0]} "
+                   f"holds {int(n_users[pinterest[0]]):,} of pinterest-20's users, not their complete histories, and our "
+                   "models are our own fits; an average relative error depends on both. ml-20m has no stand-in. "
+                   f"Ours beside: the adaptive MLE's average NDCG@K error (Table 2's metric) is below {_pct(ERROR_BOUND)} "
+                   f"for {below} of {cases} models, and below it plus the standard deviation over the repeats that the "
+                   f"paper prints for the same model ({_pct(spread.min(), 2)}-{_pct(spread.max(), 2)}) for {near} of "
+                   f"{cases}; the direction (the adaptive MLE more accurate than the fixed-size estimators) is graded "
+                   "in the row above."))
 
     recall, paper_recall = ours[ours["metric"] == "recall"], theirs[theirs["metric"] == "recall"]
     paper_frame = _paper_frame().query("metric == 'recall'").set_index(["dataset", "model", "method"])["mean"]

@@ -70,7 +70,7 @@ _SPECS = {
         "$BV\\_MES$ , $MN\\_MES$ , $BV\\_MLE$ , $MN\\_MLE$ ) could achieve more accurate results than the others.",
         "§5; Table 6"),
     "ease_example": (
-        "MN_MES is the most accurate for EASE on pinterest-20, with the paper's error (Recall, n = 100)",
+        "MN_MES is the most accurate estimator for EASE on pinterest-20 (Recall, n = 100)",
         "For instance, for model EASE in dataset pinterest - 20 (line 1 of Table 1), the estimator $MN\\_MES$ is the "
         "most accurate one with 5.00% average relative error compared to its global Recall@K (K from 1 to 50).",
         "§5; Table 6"),
@@ -249,9 +249,9 @@ def prior_estimators_ahead(errors: pd.DataFrame, pooled: pd.DataFrame) -> Claim:
 def ease_example(errors: pd.DataFrame, pooled: pd.DataFrame) -> Claim:
     """The example of §5: MN_MES the most accurate for EASE on pinterest-20 with 5.00 %.
 
-    Rule: on pinterest-subset, EASE, Recall at n = 100, two conditions: MN_MES has the lowest
-    error of the seven, and its error is within two of the paper's standard deviations over the
-    repeats of the paper's 5.00 %; reproduced with both, partly with one.
+    Rule: on pinterest-subset, EASE, Recall at n = 100, MN_MES has the lowest error of the seven
+    (graded in kind: the 5.00 % is a value printed for pinterest-20, shown beside ours, not graded
+    on a stand-in).
     """
     claim, quote, source = _SPECS["ease_example"]
     if (missing := _missing(errors, claim, quote, source, "recall", 100)) is not None:
@@ -265,9 +265,7 @@ def ease_example(errors: pd.DataFrame, pooled: pd.DataFrame) -> Claim:
         if key not in means.index:
             return "not testable here", "not run"
         row = means.loc[key]
-        held = int(row.idxmin() == "mn_mes") + int(abs(row["mn_mes"] - paper.loc[key, "mn_mes"])
-                                                   <= 2 * stds.loc[key, "mn_mes"])
-        return ("reproduced" if held == 2 else "partly" if held else "not reproduced",
+        return ("reproduced" if row.idxmin() == "mn_mes" else "not reproduced",
                 f"MN_MES {percent(row['mn_mes'])}, lowest {estimator_label(row.idxmin())}")
 
     return setup_row(
@@ -275,9 +273,10 @@ def ease_example(errors: pd.DataFrame, pooled: pd.DataFrame) -> Claim:
         source=source, dataset="pinterest-subset (for pinterest-20)",
         paper_value=f"MN_MES {percent(paper.loc[key, 'mn_mes'])} ± {percent(stds.loc[key, 'mn_mes'])}, lowest "
                     f"{estimator_label(paper.loc[key].idxmin())}",
-        reason="Rule: MN_MES has the lowest average relative error of the seven for EASE, and its error lies within "
-               "two of the paper's standard deviations over the repeats of the paper's value; reproduced with both, "
-               "partly with one. Our pinterest-subset is a subset of pinterest-20's users, our EASE another fit.")
+        reason="Rule: MN_MES has the lowest average relative error of the seven for EASE. Graded in kind: the "
+               "paper's number is printed for pinterest-20, and our pinterest-subset is a stand-in (37,501 of its "
+               "users, not their complete histories; our EASE another fit), so the size of the error is shown beside "
+               "the paper's, not graded (rule 2 of docs/verdicts.md).")
 
 
 def table9_proposed_best(errors: pd.DataFrame, pooled: pd.DataFrame) -> Claim:
