@@ -13,7 +13,7 @@ default), on the banded kernel P(r | R) of the sampled ranks.
 
 * ``one by one``: :func:`itemsampling.em.em_mixture_weights` once per repeat on the kernel
   columns of the ranks that repeat observed (what the study did per draw);
-* ``stacked``: :func:`itemsampling.em.em_mixture_weights_stacked` on all B repeats at once (the
+* ``stacked``: :func:`itemsampling.em.em_mixture_weights_many` with matrix products on all B repeats at once (the
   columns of the ranks observed in any repeat; what the study does now), its result checked
   against the first (``value``: the largest relative difference of any P̂(R) above 1e-12);
 * ``GEMM peak``: the two matrix products of one stacked step as dense GEMMs of the same total
@@ -41,7 +41,7 @@ from bench_estimators import (
 )
 
 import itemsampling as its
-from itemsampling.em import EMProblem, em_mixture_weights, em_mixture_weights_stacked
+from itemsampling.em import EMProblem, em_mixture_weights, em_mixture_weights_many
 from itemsampling.kernels import KernelCache
 
 COLUMNS = ("size", "method", "time_s", "baseline", "base_time_s", "speedup", "peak_MiB", "check", "value",
@@ -75,7 +75,7 @@ def bench_size(size: str, n_items: int, n: int, n_users: int, repeats: int, timi
 
     def stacked():
         problems = [EMProblem(counts[:, b], max_iter=STEPS, tol=0) for b in range(repeats)]
-        return [res.weights for res in em_mixture_weights_stacked(banded, problems)]
+        return [res.weights for res in em_mixture_weights_many(banded, problems, products="matrix")]
 
     base_s, alone = best_time(one_by_one, max(1, timings // 2))
     ours_s, together = best_time(stacked, timings)

@@ -21,7 +21,6 @@ from itemsampling.em import (
     EMProblem,
     em_mixture_weights,
     em_mixture_weights_many,
-    em_mixture_weights_stacked,
 )
 from itemsampling.kernels import KernelCache, kernel_columns
 from itemsampling.metrics import metric_weights
@@ -255,7 +254,7 @@ def test_stacked_em_runs_equal_each_run_alone_to_rounding():
     banded, K = _grouped_kernel(rng)
     c = rng.integers(1, 50, size=(K.shape[1], 6)).astype(float)
     c[rng.random(c.shape) < 0.3] = 0.0  # observations that some runs lack
-    stacked = em_mixture_weights_stacked(banded, [EMProblem(c[:, b], max_iter=300, tol=1e-5) for b in range(6)])
+    stacked = em_mixture_weights_many(banded, [EMProblem(c[:, b], max_iter=300, tol=1e-5) for b in range(6)], products="matrix")
     for b, res in enumerate(stacked):
         seen = np.flatnonzero(c[:, b])
         alone = em_mixture_weights(BandedKernel(K[:, seen]), c[seen, b], max_iter=300, tol=1e-5)
@@ -265,12 +264,15 @@ def test_stacked_em_runs_equal_each_run_alone_to_rounding():
         assert np.all(np.diff(res.log_likelihood) >= -1e-12 * np.abs(res.log_likelihood[1:]))  # EM never lowers ℓ
     steps = [res.n_iter for res in stacked]
     assert all(res.converged for res in stacked) and len(set(steps)) > 1, steps  # each run stops on its own rule
-    again = em_mixture_weights_stacked(banded, [EMProblem(c[:, b], max_iter=300, tol=1e-5) for b in range(6)])
+    again = em_mixture_weights_many(banded, [EMProblem(c[:, b], max_iter=300, tol=1e-5) for b in range(6)], products="matrix")
     assert all(np.array_equal(a.weights, b.weights) for a, b in zip(stacked, again, strict=True))
-    with pytest.raises(ValueError, match="positive weight in every column"):
-        em_mixture_weights_stacked(banded, [EMProblem(np.zeros(K.shape[1]))] * 2)
-    with pytest.raises(ValueError, match="max_iter"):
-        em_mixture_weights_stacked(banded, [EMProblem(c[:, 0], max_iter=0)])
+    for products in ("vector", "matrix"):
+        with pytest.raises(ValueError, match="non-negative observation weights, some positive"):
+            em_mixture_weights_many(banded, [EMProblem(np.zeros(K.shape[1]))] * 2, products=products)
+        with pytest.raises(ValueError, match="max_iter"):
+            em_mixture_weights_many(banded, [EMProblem(c[:, 0], max_iter=0)], products=products)
+    with pytest.raises(ValueError, match="products"):
+        em_mixture_weights_many(banded, [EMProblem(c[:, 0])], products="tensor")
 
 
 @pytest.mark.blas_kernels
@@ -532,8 +534,8 @@ def test_stacked_em_runs_stop_at_their_own_iteration_caps_and_tolerances():
     banded, K = _grouped_kernel(rng)
     c = rng.integers(1, 50, size=(K.shape[1], 3)).astype(float)
     caps, tols = np.array([5, 40, 300]), np.array([0.0, 0.0, 1e-5])
-    stacked = em_mixture_weights_stacked(banded, [EMProblem(c[:, b], max_iter=int(caps[b]), tol=float(tols[b]))
-                                                 for b in range(3)])
+    stacked = em_mixture_weights_many(banded, [EMProblem(c[:, b], max_iter=int(caps[b]), tol=float(tols[b]))
+                                               for b in range(3)], products="matrix")
     for b, res in enumerate(stacked):
         alone = em_mixture_weights(banded, c[:, b], max_iter=int(caps[b]), tol=float(tols[b]))
         assert res.n_iter == alone.n_iter and res.converged == alone.converged, b
@@ -553,7 +555,7 @@ def test_stacked_em_runs_of_the_same_problem_share_their_iterates():
     problems = [EMProblem(c[:, 0], max_iter=7, tol=0.0), EMProblem(c[:, 1], max_iter=30, tol=0.0),
                 EMProblem(c[:, 0], max_iter=60, tol=0.0), EMProblem(c[:, 0], max_iter=5_000, tol=1e-7),
                 EMProblem(c[:, 0], max_iter=20, tol=0.0, init=start), EMProblem(c[:, 1], max_iter=4, tol=0.0)]
-    stacked = em_mixture_weights_stacked(banded, problems)
+    stacked = em_mixture_weights_many(banded, problems, products="matrix")
     assert [res.n_iter for res in stacked[:3]] == [7, 30, 60] and stacked[3].converged and stacked[3].n_iter > 60
     np.testing.assert_array_equal(stacked[2].log_likelihood[:8], stacked[0].log_likelihood)
     np.testing.assert_array_equal(stacked[3].log_likelihood[:61], stacked[2].log_likelihood)

@@ -48,7 +48,6 @@ from .em import (
     DEFAULT_TOL,
     EMProblem,
     em_mixture_weights_many,
-    em_mixture_weights_stacked,
     mixture_log_likelihood,
 )
 from .kernels import SCHEMES, KernelCache, kernel_columns
@@ -337,7 +336,7 @@ def em_estimates_of_draws(draws, n_items, sample_sizes, fits, *, scheme: str = "
     observation (N_g, n, r) seen in any of them; every (draw, fit) pair is one EM run with its
     own weights (zero at the observations it lacks), and all runs advance as the columns of one
     matrix, each stopping by its own iteration cap and tolerance
-    (:func:`itemsampling.em.em_mixture_weights_stacked`). Each estimate equals
+    (:func:`itemsampling.em.em_mixture_weights_many` with matrix products). Each estimate equals
     :func:`em_estimates` of its draw up to rounding (the products sum in another order).
 
     Parameters
@@ -384,7 +383,7 @@ def _em_estimates_of_draws(checked: Sequence[CheckedRanks], fits, scheme: str,
     kernel = _grouped_kernel(keys, groups, cache, scheme)
     problems = [_em_problem(counts[:, d], keys[:, 2], groups.max_items, method, **options)
                 for method, options in fits for d in range(len(checked))]
-    results = iter(em_mixture_weights_stacked(kernel, problems))
+    results = iter(em_mixture_weights_many(kernel, problems, products="matrix"))
     by_fit = [[next(results).weights for _ in checked] for _ in fits]
     return [list(draw_fits) for draw_fits in zip(*by_fit, strict=True)]
 

@@ -16,16 +16,17 @@ and one EM step is (AAAI'21 eq. 21 and 23; AAAI'23 eq. 21–22 in App. G)
 two matrix–vector products of size N x d. EM never decreases ℓ, and its fixed points with
 π > 0 satisfy the Karush–Kuhn–Tucker conditions of max ℓ over the simplex.
 
-The kernel is kept as its band (:class:`~itemsampling.banded_kernel.BandedKernel`): one EM
-step reads each panel once from memory for both products
-(:meth:`~itemsampling.banded_kernel.BandedKernel.em_steps`), and
-:func:`em_mixture_weights_many` advances several EM runs on the same kernel (e.g. MLE and WMLE of
-the same sampled ranks) panel by panel, each run with exactly the arithmetic of its own
-:func:`em_mixture_weights` (kernels of at most 2^20 entries stay dense: one BLAS product is faster
-there). :func:`em_mixture_weights_stacked` advances many runs (e.g. the repeats of a study, whose
-draws share the kernel) as the columns of one matrix: each step is two matrix–matrix products
-per panel, bound by the processor's arithmetic rather than by reading the kernel, and each run
-equals its own :func:`em_mixture_weights` up to rounding.
+The kernel is kept as its band (:class:`~itemsampling.banded_kernel.BandedKernel`).
+:func:`em_mixture_weights_many` is the one EM loop of the package: it advances any number of runs
+on the same kernel (MLE and WMLE of the same sampled ranks, the repeats of a study whose draws
+share the kernel), each with its own stopping rule, and takes the products of a step in one of two
+ways (``products``): ``"vector"``, one matrix–vector product per run and panel, reading each panel
+once for all the runs (:meth:`~itemsampling.banded_kernel.BandedKernel.em_steps`; a run does the
+arithmetic of a run alone, to the bit), or ``"matrix"``, the runs as the columns of one matrix and
+two matrix–matrix products per panel
+(:meth:`~itemsampling.banded_kernel.BandedKernel.em_steps_stacked`; bound by the processor's
+arithmetic rather than by reading the kernel, and equal to the vector products up to rounding).
+:func:`em_mixture_weights` is a batch of one.
 """
 
 from __future__ import annotations
@@ -45,7 +46,6 @@ __all__ = [
     "EMResult",
     "em_mixture_weights",
     "em_mixture_weights_many",
-    "em_mixture_weights_stacked",
     "mixture_log_likelihood",
 ]
 
@@ -103,7 +103,10 @@ def mixture_log_likelihood(weights, kernel, obs_weights) -> float:
 
 @dataclass(frozen=True)
 class EMProblem:
-    """One EM run of :func:`em_mixture_weights_many`: the arguments of :func:`em_mixture_weights`."""
+    """One EM run of :func:`em_mixture_weights_many`: the arguments of :func:`em_mixture_weights`.
+
+    ``obs_weights`` may be 0 at observations the run did not see (e.g. sampled ranks seen only in
+    other repeats of a study): those do not enter its likelihood or its step."""
 
     obs_weights: np.ndarray
     max_iter: int = DEFAULT_MAX_ITER
@@ -122,16 +125,18 @@ def em_mixture_weights(
 ) -> EMResult:
     """Maximise ℓ(π) over the simplex by EM (AAAI'21 eq. 21/23; AAAI'23 App. G eq. 21–22).
 
+    A batch of one run of :func:`em_mixture_weights_many`.
+
     Parameters
     ----------
     kernel : numpy.ndarray or BandedKernel
         ``(N, d)`` non-negative matrix ``K[R-1, j] = P(obs_j | R)``; a dense array is
         banded with :class:`BandedKernel` first.
     obs_weights : array_like
-        ``(d,)`` positive weight of each distinct observation (user counts, optionally times
-        WMLE weights). Only their proportions matter.
+        ``(d,)`` non-negative weight of each distinct observation (user counts, optionally times
+        WMLE weights), some positive. Only their proportions matter.
     max_iter : int
-        Maximum number of EM steps.
+        Maximum number of EM steps (at least 1).
     tol : float
         Stop after the first step whose log-likelihood increase is at most
         ``tol * |ℓ|`` (a relative change; ``ℓ`` grows with the number of users, so this is
@@ -152,19 +157,28 @@ def em_mixture_weights(
 
 
 def em_mixture_weights_many(kernel: np.ndarray | BandedKernel, problems: Sequence[EMProblem], *,
-                            progress: bool = False) -> list[EMResult]:
+                            products: str = "vector", progress: bool = False) -> list[EMResult]:
     """Several EM runs (:func:`em_mixture_weights`) on the same kernel, advanced together.
 
-    Each step reads every panel of the banded kernel once for all the runs still going
-    (:meth:`BandedKernel.em_steps`), and each run does exactly the arithmetic of
-    :func:`em_mixture_weights` with its own arguments, so its result is the same to the bit.
+    Run b maximises ℓ_b(π) = Σ_j c_jb log (Kᵀπ)_j (AAAI'21 eq. 19 and 22) by the step of AAAI'21
+    eq. 21/23, π ← π ⊙ K (f_b / Kᵀπ) normalised, f_b = c_b / Σ c_b, and stops after the first step
+    with ℓ_t − ℓ_{t−1} ≤ tol_b |ℓ_t| or after max_iter_b steps. Runs with the same observation
+    weights and start follow the same iterates and differ only in when they stop (e.g. 25, 100
+    and 1,000 steps, or to convergence): they share one column of the iterates, and each takes
+    its result when its own rule stops it. A column leaves when all its runs stopped.
 
     Parameters
     ----------
     kernel : numpy.ndarray or BandedKernel
         As in :func:`em_mixture_weights`.
     problems : sequence of EMProblem
-        Observation weights, iteration cap, tolerance and start of each run.
+        Observation weights (``(d,)``, non-negative, some positive), iteration cap, tolerance
+        and start of each run.
+    products : {"vector", "matrix"}
+        How a step's products are taken (module docstring): ``"vector"`` gives each run the
+        arithmetic of a run alone, to the bit (few runs); ``"matrix"`` is faster for many runs
+        (e.g. the repeats of a study) and equal to it up to rounding, the same to the bit for
+        the same runs in the same order.
     progress : bool
         Show a progress bar.
 
@@ -174,57 +188,13 @@ def em_mixture_weights_many(kernel: np.ndarray | BandedKernel, problems: Sequenc
         One per problem, in order.
     """
     K = kernel if isinstance(kernel, BandedKernel) else BandedKernel(kernel)
-    runs = [_EMRun(K, problem) for problem in problems]
-    longest = max(run.max_iter for run in runs)
-    with tqdm(total=longest, desc="EM", disable=not progress, leave=False) as bar:
-        for _ in range(longest):
-            active = [run for run in runs if not run.done]
-            if not active:
-                break
-            steps = K.em_steps([run.pi for run in active], [run.frac / run.q for run in active])
-            for run, (new, q) in zip(active, steps, strict=True):
-                run.advance(new, q)
-            bar.update()
-    return [run.result() for run in runs]
-
-
-def em_mixture_weights_stacked(kernel: np.ndarray | BandedKernel, problems: Sequence[EMProblem]) -> list[EMResult]:
-    """Many EM runs (:func:`em_mixture_weights`) on the same kernel, stacked as the columns of
-    one matrix and advanced by matrix–matrix products.
-
-    Run b maximises ℓ_b(π) = Σ_j C[j, b] log (Kᵀπ)_j (AAAI'21 eq. 19 and 22) by the step of
-    AAAI'21 eq. 21/23: the B runs' π form an ``(N, B)`` matrix Π, and one step of all of them
-    is Π ← Π ⊙ (K W) normalised per column, with W = (C / Σ C) / (Kᵀ Π) entrywise
-    (:meth:`~itemsampling.banded_kernel.BandedKernel.em_steps_stacked`). Observations of weight
-    0 in a run (e.g. sampled ranks seen only in other repeats of a study) do not enter its
-    likelihood or its step. Runs with the same observation weights and start follow the same
-    iterates and differ only in when they stop (e.g. 25, 100 and 1,000 steps, or to
-    convergence): they share one column, and each takes its result when its own rule (that of
-    :func:`em_mixture_weights`) stops it. A column leaves the matrix when all its runs stopped.
-
-    Each run's iterates are those of :func:`em_mixture_weights` with the same arguments up to
-    rounding: the products sum the same terms in another order (matrix–matrix rather than
-    matrix–vector kernels), so the weights can differ in the last bits. For the same arguments
-    (the same runs, in the same order) the result is the same to the bit.
-
-    Parameters
-    ----------
-    kernel : numpy.ndarray or BandedKernel
-        As in :func:`em_mixture_weights`.
-    problems : sequence of EMProblem
-        Observation weights (``(d,)``, non-negative, some positive), iteration cap, tolerance
-        and start of each run, as in :func:`em_mixture_weights_many`.
-
-    Returns
-    -------
-    list of EMResult
-        One per problem, in order.
-    """
-    K = kernel if isinstance(kernel, BandedKernel) else BandedKernel(kernel)
+    if products not in _ITERATES:
+        raise ValueError(f"products must be one of {', '.join(map(repr, _ITERATES))}, got {products!r}")
     weights = [np.asarray(problem.obs_weights, dtype=np.float64) for problem in problems]
-    if any(w.shape != (K.shape[1],) for w in weights) or not all(np.all(w >= 0) and w.sum() > 0 for w in weights):
-        raise ValueError(f"each problem needs {K.shape[1]} non-negative observation weights, a positive weight in "
-                         f"every column, got shapes {sorted({w.shape for w in weights})}")
+    if not weights or any(w.shape != (K.shape[1],) for w in weights) or not all(
+            np.all(w >= 0) and w.sum() > 0 for w in weights):
+        raise ValueError(f"each problem needs {K.shape[1]} non-negative observation weights, some positive, got "
+                         f"shapes {sorted({w.shape for w in weights})}")
     caps = np.array([problem.max_iter for problem in problems])
     if caps.dtype.kind not in "iu" or np.any(caps < 1):
         raise ValueError(f"max_iter must be positive integers, got {caps.tolist()}")
@@ -239,86 +209,106 @@ def em_mixture_weights_stacked(kernel: np.ndarray | BandedKernel, problems: Sequ
             members.append([])
         members[column_of[key]].append(b)
     firsts = [runs[0] for runs in members]
-    n_rows = K.shape[0]
-    uniform = np.full(n_rows, 1.0 / n_rows)
-    c = np.column_stack([weights[b] for b in firsts])
-    pi = np.column_stack([uniform if starts[b] is None else starts[b] for b in firsts])
-    q = K.rmatmat(pi)
-    observed = c > 0
-    if np.any(q[observed] <= 0):
+    uniform = np.full(K.shape[0], 1.0 / K.shape[0])
+    iterates = _ITERATES[products](K, [weights[b] for b in firsts],
+                                   [uniform if starts[b] is None else starts[b] for b in firsts])
+    columns = list(range(len(members)))  # the columns still going
+    traces = [[value] for value in iterates.log_likelihoods()]
+    results: list[EMResult | None] = [None] * len(problems)
+    with tqdm(total=int(caps.max()), desc="EM", disable=not progress, leave=False) as bar:
+        for step in range(1, int(caps.max()) + 1):
+            iterates.step()
+            going = []
+            for i, (col, value) in enumerate(zip(columns, iterates.log_likelihoods(), strict=True)):
+                trace = traces[col]
+                trace.append(value)
+                for b in list(members[col]):
+                    converged = bool(value - trace[-2] <= tols[b] * abs(value))
+                    if converged or step == caps[b]:
+                        results[b] = EMResult(weights=iterates.weights(i), log_likelihood=np.asarray(trace),
+                                              n_iter=step, converged=converged)
+                        members[col].remove(b)
+                if members[col]:
+                    going.append(i)
+            bar.update()
+            if len(going) < len(columns):
+                columns = [columns[i] for i in going]
+                iterates.keep(going)
+            if not columns:
+                break
+    return results
+
+
+class _VectorIterates:
+    """The iterates of several EM runs, each advanced by its own matrix–vector products: π, q =
+    Kᵀπ and f = c / Σc per run, with the arithmetic of a run alone."""
+
+    def __init__(self, K: BandedKernel, weights: list[np.ndarray], starts: list[np.ndarray]):
+        self.K, self.c = K, weights
+        self.frac = [c / c.sum() for c in weights]
+        self.pi = [np.array(start, dtype=np.float64) for start in starts]
+        self.q = [K.rmatvec(pi) for pi in self.pi]
+        _check_start(self.q, self.c)
+
+    def log_likelihoods(self) -> list[float]:
+        return [float(c @ np.log(q)) for c, q in zip(self.c, self.q, strict=True)]
+
+    def step(self) -> None:
+        """π ← π' / Σπ' and q ← Kᵀπ' / Σπ' (the step keeps the total mass up to rounding)."""
+        steps = self.K.em_steps(self.pi, [f / q for f, q in zip(self.frac, self.q, strict=True)])
+        totals = [new.sum() for new, _ in steps]
+        self.pi = [new / total for (new, _), total in zip(steps, totals, strict=True)]
+        self.q = [q / total for (_, q), total in zip(steps, totals, strict=True)]
+
+    def weights(self, i: int) -> np.ndarray:
+        return self.pi[i]
+
+    def keep(self, going: list[int]) -> None:
+        self.c, self.frac, self.pi, self.q = ([values[i] for i in going]
+                                              for values in (self.c, self.frac, self.pi, self.q))
+
+
+class _MatrixIterates:
+    """The iterates of several EM runs as the columns of one matrix, advanced by matrix–matrix
+    products: one step is Π ← Π ⊙ (K W) normalised per column, W = F / (Kᵀ Π) entrywise
+    (:meth:`~itemsampling.banded_kernel.BandedKernel.em_steps_stacked`)."""
+
+    def __init__(self, K: BandedKernel, weights: list[np.ndarray], starts: list[np.ndarray]):
+        self.K = K
+        self.c = np.column_stack(weights)
+        self.frac = self.c / self.c.sum(axis=0)
+        self.observed = self.c > 0
+        self.pi = np.column_stack(starts)
+        self.q = K.rmatmat(self.pi)
+        _check_start(self.q.T, self.c.T)
+
+    def log_likelihoods(self) -> np.ndarray:
+        """ℓ_b = Σ_j c_jb log q_jb of every run b, over its observations of positive weight."""
+        with np.errstate(divide="ignore"):
+            return np.where(self.observed, self.c * np.log(np.where(self.observed, self.q, 1.0)), 0.0).sum(axis=0)
+
+    def step(self) -> None:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = np.where(self.observed, self.frac / self.q, 0.0)
+        new, q = self.K.em_steps_stacked(self.pi, ratio)
+        total = new.sum(axis=0)
+        self.pi, self.q = new / total, q / total
+
+    def weights(self, i: int) -> np.ndarray:
+        return self.pi[:, i].copy()
+
+    def keep(self, going: list[int]) -> None:
+        self.pi, self.q, self.c, self.frac, self.observed = (values[:, going] for values in (
+            self.pi, self.q, self.c, self.frac, self.observed))
+
+
+def _check_start(qs, weights) -> None:
+    if any(np.any(q[c > 0] <= 0) for q, c in zip(qs, weights, strict=True)):
         raise ValueError(
             "the starting distribution gives probability 0 to an observed sampled rank; "
             "use a starting distribution with more support (e.g. the uniform default)"
         )
-    columns = np.arange(len(members))  # the columns still going, as columns of pi, q, c, observed
-    traces = [[value] for value in _stacked_log_likelihood(c, q, observed)]
-    results: list[EMResult | None] = [None] * len(problems)
-    frac = c / c.sum(axis=0)
-    for step in range(1, int(caps.max()) + 1):
-        with np.errstate(divide="ignore", invalid="ignore"):
-            ratio = np.where(observed, frac / q, 0.0)
-        new, q = K.em_steps_stacked(pi, ratio)
-        total = new.sum(axis=0)
-        pi, q = new / total, q / total
-        going = np.ones(columns.size, dtype=bool)
-        for i, (col, value) in enumerate(zip(columns.tolist(), _stacked_log_likelihood(c, q, observed), strict=True)):
-            trace = traces[col]
-            trace.append(value)
-            for b in list(members[col]):
-                converged = bool(value - trace[-2] <= tols[b] * abs(value))
-                if converged or step == caps[b]:
-                    results[b] = EMResult(weights=pi[:, i].copy(), log_likelihood=np.asarray(trace), n_iter=step,
-                                          converged=converged)
-                    members[col].remove(b)
-            going[i] = bool(members[col])
-        if not going.all():
-            columns, pi, q, c, frac, observed = (columns[going], pi[:, going], q[:, going], c[:, going],
-                                                 frac[:, going], observed[:, going])
-        if not columns.size:
-            break
-    return results
 
 
-def _stacked_log_likelihood(c: np.ndarray, q: np.ndarray, observed: np.ndarray) -> np.ndarray:
-    """ℓ_b = Σ_j c_jb log q_jb of every run b, over its observations of positive weight."""
-    with np.errstate(divide="ignore"):
-        return np.where(observed, c * np.log(np.where(observed, q, 1.0)), 0.0).sum(axis=0)
-
-
-class _EMRun:
-    """State of one EM run: π, q = Kᵀπ, the log-likelihood trace and the stopping rule."""
-
-    def __init__(self, K: BandedKernel, problem: EMProblem):
-        self.c = np.asarray(problem.obs_weights, dtype=np.float64)
-        self.frac = self.c / self.c.sum()
-        self.max_iter, self.tol = problem.max_iter, problem.tol
-        n_rows = K.shape[0]
-        init = problem.init
-        self.pi = np.full(n_rows, 1.0 / n_rows) if init is None else np.array(init, dtype=np.float64)
-        self.q = K.rmatvec(self.pi)
-        if np.any(self.q[self.c > 0] <= 0):
-            raise ValueError(
-                "the starting distribution gives probability 0 to an observed sampled rank; "
-                "use a starting distribution with more support (e.g. the uniform default)"
-            )
-        self.trace = [float(self.c @ np.log(self.q))]
-        self.converged = False
-
-    @property
-    def n_iter(self) -> int:
-        return len(self.trace) - 1
-
-    @property
-    def done(self) -> bool:
-        return self.converged or self.n_iter >= self.max_iter
-
-    def advance(self, new: np.ndarray, q: np.ndarray) -> None:
-        """Take the step π ← π' / Σπ' (the step preserves the total mass up to rounding)."""
-        total = new.sum()
-        self.pi, self.q = new / total, q / total
-        self.trace.append(float(self.c @ np.log(self.q)))
-        self.converged = self.trace[-1] - self.trace[-2] <= self.tol * abs(self.trace[-1])
-
-    def result(self) -> EMResult:
-        return EMResult(weights=self.pi, log_likelihood=np.asarray(self.trace), n_iter=self.n_iter,
-                        converged=self.converged)
+#: the two ways of taking a step's products (:func:`em_mixture_weights_many`)
+_ITERATES = {"vector": _VectorIterates, "matrix": _MatrixIterates}

@@ -45,7 +45,7 @@ import pandas as pd
 
 from .._validation import check_choice
 from ..distributions import DEFAULT_C
-from ..em import DEFAULT_TOL, EMProblem, em_mixture_weights_stacked
+from ..em import DEFAULT_TOL, EMProblem, em_mixture_weights_many
 from ..kernels import kernel_columns
 from ..metrics import global_metrics, rank_weight
 from .engine import derive_seed, draw_sampled_ranks
@@ -175,7 +175,7 @@ def readings_of_draws(draws: Sequence, n_items: int, sample_size: int, readings:
                       c: float = DEFAULT_C, max_iter: int = 100, converged_steps: int = 2000) -> np.ndarray:
     """:func:`reading_estimates` of several draws of sampled ranks, computed together: the EM
     runs of every (draw, reading) advance as the columns of one matrix on the kernel columns of
-    the ranks observed in any draw (:func:`~itemsampling.em.em_mixture_weights_stacked`; each
+    the ranks observed in any draw (:func:`~itemsampling.em.em_mixture_weights_many` with matrix products; each
     equals its run alone up to rounding).
 
     Returns
@@ -201,7 +201,7 @@ def readings_of_draws(draws: Sequence, n_items: int, sample_size: int, readings:
             converged = reading.steps == "converged"
             problems.append(EMProblem(counts * w, max_iter=converged_steps if converged else max_iter,
                                       tol=1e-12 if converged else DEFAULT_TOL))
-    fits = em_mixture_weights_stacked(kernel, problems)
+    fits = em_mixture_weights_many(kernel, problems, products="matrix")
     R = np.arange(1, n_items + 1)
     metric_weights = np.stack([rank_weight(metric, R, n_items, k) for metric, k in targets], axis=1)
     values = np.stack([scale * (fit.weights @ metric_weights) for fit, scale in zip(fits, scales, strict=True)])
