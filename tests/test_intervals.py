@@ -301,14 +301,20 @@ def test_an_interval_needs_more_users_than_groups():
         estimate([1, 2], [50, 60], 10, "bv", interval=0.9)
 
 
-def test_analytic_interval_refuses_an_em_fit_it_does_not_replay(monkeypatch):
-    """The linearisation replays plain EM; if the fitted prior came from elsewhere it says so."""
-    from itemsampling import distributions
+@pytest.mark.parametrize("method, n_items, sizes", [("mle", N_ITEMS, SAMPLE_SIZE), ("wmle", N_ITEMS, SAMPLE_SIZE),
+                                                    ("mle", "per_user", SAMPLE_SIZE), ("adaptive_mle", N_ITEMS, "per_user")])
+def test_the_differentiated_em_steps_are_those_of_the_estimate(method, n_items, sizes):
+    """The analytic interval differentiates the EM steps that the estimate ran: the traced fit's
+    weights are the estimate's P̂(R), to the bit, also with per-user N_u and n_u."""
+    from itemsampling.distributions import _validated, traced_em_fit
+    from itemsampling.estimators import rank_distribution
 
-    def other_fits(checked, fits, scheme, cache=None):  # the MLE-family fits the estimate uses
-        n_items = checked.groups.max_items
-        return [np.full(n_items, 1.0 / n_items) for _ in fits]
-
-    monkeypatch.setattr(distributions, "_em_estimates_of", other_fits)
-    with pytest.raises(RuntimeError, match="interval_method='bootstrap'"):
-        estimate(_one_sample(n_users=200), N_ITEMS, SAMPLE_SIZE, "mle", "recall", [10], interval=0.9)
+    ranks = _one_sample(n_users=300)
+    rng = np.random.default_rng(3)
+    n_items = rng.integers(N_ITEMS // 2, N_ITEMS, size=ranks.size) if n_items == "per_user" else n_items
+    sizes = np.maximum(ranks, rng.integers(2, SAMPLE_SIZE + 1, size=ranks.size)) if sizes == "per_user" else sizes
+    fitted = rank_distribution(ranks, n_items, sizes, method)
+    checked = _validated(ranks, n_items, sizes, 20, method == "adaptive_mle")
+    trace = traced_em_fit(checked, method, {}, "binomial", KernelCache.for_one_call(sizes))
+    assert np.array_equal(trace.result.weights, fitted)
+    assert len(trace.result.steps) == trace.result.n_iter

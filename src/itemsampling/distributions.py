@@ -47,6 +47,7 @@ from .em import (
     DEFAULT_MAX_ITER,
     DEFAULT_TOL,
     EMProblem,
+    EMResult,
     em_mixture_weights_many,
     mixture_log_likelihood,
 )
@@ -61,6 +62,7 @@ __all__ = [
     "EM_METHODS",
     "ETA_SCALES",
     "WMLE_WEIGHTS",
+    "EMTrace",
     "adaptive_mle",
     "em_estimates",
     "em_estimates_of_draws",
@@ -68,6 +70,7 @@ __all__ = [
     "mes",
     "mes_objective",
     "mle",
+    "traced_em_fit",
     "weighted_log_likelihood",
     "weighted_mle",
     "wmle_weights",
@@ -325,6 +328,37 @@ def _em_estimates_of(checked: CheckedRanks, fits, scheme: str, cache=None) -> li
     problems = [_em_problem(obs.counts, obs.ranks, obs.groups.max_items, method, **options) for method, options in fits]
     progress = any(options.get("progress", False) for _, options in fits)
     return [result.weights for result in em_mixture_weights_many(obs.kernel, problems, progress=progress)]
+
+
+class EMTrace(NamedTuple):
+    """An MLE-family fit with the iterates of its EM steps (:func:`traced_em_fit`): the grouped
+    kernel and user counts of its observations, each user's observation (column), its
+    observation weights c (counts, times w(r) for WMLE) and the :class:`~itemsampling.em.EMResult`
+    with ``steps``."""
+
+    kernel: BandedKernel
+    counts: np.ndarray
+    ranks: np.ndarray
+    column_of_user: np.ndarray
+    obs_weights: np.ndarray
+    result: EMResult
+
+
+def traced_em_fit(checked: CheckedRanks, method: str, options, scheme: str, cache=None) -> EMTrace:
+    """The fit of :func:`em_estimates` for one MLE-family ``method`` of ranks already checked,
+    recording its EM steps; its weights are those of :func:`em_estimates`, to the bit (the same
+    arithmetic: :func:`itemsampling.em.em_mixture_weights_many` with vector products)."""
+    ranks, sizes, groups = checked
+    base = int(sizes.max()) + 1
+    codes, column_of_user, counts = np.unique(_observation_codes(ranks, sizes, groups, base), return_inverse=True,
+                                              return_counts=True)
+    keys = _observation_keys(codes, base)
+    kernel = _grouped_kernel(keys, groups, cache, scheme)
+    problem = _em_problem(counts, keys[:, 2], groups.max_items, method, **dict(options))
+    traced = EMProblem(problem.obs_weights, max_iter=problem.max_iter, tol=problem.tol, init=problem.init,
+                       record=True)
+    return EMTrace(kernel, counts, keys[:, 2], column_of_user.ravel(), np.asarray(problem.obs_weights, float),
+                   em_mixture_weights_many(kernel, [traced])[0])
 
 
 def em_estimates_of_draws(draws, n_items, sample_sizes, fits, *, scheme: str = "binomial",

@@ -69,12 +69,16 @@ class EMResult:
         Number of EM steps taken.
     converged : bool
         Whether the stopping rule was met before ``max_iter``.
+    steps : tuple of (numpy.ndarray, numpy.ndarray)
+        With :attr:`EMProblem.record`, (π_t, q_t = Kᵀπ_t) before each step t = 0 .. ``n_iter`` − 1:
+        what differentiating the steps needs (:mod:`itemsampling.intervals`); else empty.
     """
 
     weights: np.ndarray
     log_likelihood: np.ndarray
     n_iter: int
     converged: bool
+    steps: tuple = ()
 
 
 def mixture_log_likelihood(weights, kernel, obs_weights) -> float:
@@ -106,12 +110,14 @@ class EMProblem:
     """One EM run of :func:`em_mixture_weights_many`: the arguments of :func:`em_mixture_weights`.
 
     ``obs_weights`` may be 0 at observations the run did not see (e.g. sampled ranks seen only in
-    other repeats of a study): those do not enter its likelihood or its step."""
+    other repeats of a study): those do not enter its likelihood or its step. ``record`` keeps the
+    iterates of every step in :attr:`EMResult.steps` (N floats twice per step)."""
 
     obs_weights: np.ndarray
     max_iter: int = DEFAULT_MAX_ITER
     tol: float = DEFAULT_TOL
     init: np.ndarray | None = None
+    record: bool = False
 
 
 def em_mixture_weights(
@@ -214,9 +220,13 @@ def em_mixture_weights_many(kernel: np.ndarray | BandedKernel, problems: Sequenc
                                    [uniform if starts[b] is None else starts[b] for b in firsts])
     columns = list(range(len(members)))  # the columns still going
     traces = [[value] for value in iterates.log_likelihoods()]
+    recorded = [[] if any(problems[b].record for b in runs) else None for runs in members]
     results: list[EMResult | None] = [None] * len(problems)
     with tqdm(total=int(caps.max()), desc="EM", disable=not progress, leave=False) as bar:
         for step in range(1, int(caps.max()) + 1):
+            for i, col in enumerate(columns):
+                if recorded[col] is not None:
+                    recorded[col].append(iterates.state(i))
             iterates.step()
             going = []
             for i, (col, value) in enumerate(zip(columns, iterates.log_likelihoods(), strict=True)):
@@ -225,8 +235,9 @@ def em_mixture_weights_many(kernel: np.ndarray | BandedKernel, problems: Sequenc
                 for b in list(members[col]):
                     converged = bool(value - trace[-2] <= tols[b] * abs(value))
                     if converged or step == caps[b]:
-                        results[b] = EMResult(weights=iterates.weights(i), log_likelihood=np.asarray(trace),
-                                              n_iter=step, converged=converged)
+                        results[b] = EMResult(weights=iterates.state(i)[0], log_likelihood=np.asarray(trace),
+                                              n_iter=step, converged=converged,
+                                              steps=tuple(recorded[col]) if problems[b].record else ())
                         members[col].remove(b)
                 if members[col]:
                     going.append(i)
@@ -260,8 +271,9 @@ class _VectorIterates:
         self.pi = [new / total for (new, _), total in zip(steps, totals, strict=True)]
         self.q = [q / total for (_, q), total in zip(steps, totals, strict=True)]
 
-    def weights(self, i: int) -> np.ndarray:
-        return self.pi[i]
+    def state(self, i: int) -> tuple[np.ndarray, np.ndarray]:
+        """(π, q) of run ``i`` (a step replaces them, so they stay as they are)."""
+        return self.pi[i], self.q[i]
 
     def keep(self, going: list[int]) -> None:
         self.c, self.frac, self.pi, self.q = ([values[i] for i in going]
@@ -294,8 +306,9 @@ class _MatrixIterates:
         total = new.sum(axis=0)
         self.pi, self.q = new / total, q / total
 
-    def weights(self, i: int) -> np.ndarray:
-        return self.pi[:, i].copy()
+    def state(self, i: int) -> tuple[np.ndarray, np.ndarray]:
+        """Copies of (π, q) of column ``i``."""
+        return self.pi[:, i].copy(), self.q[:, i].copy()
 
     def keep(self, going: list[int]) -> None:
         self.pi, self.q, self.c, self.frac, self.observed = (values[:, going] for values in (

@@ -67,10 +67,8 @@ from scipy.special import ndtri
 from tqdm import tqdm
 
 from . import corrections
-from ._validation import as_generator, check_choice, check_distribution, check_positive_integer
-from .banded_kernel import BandedKernel
-from .distributions import DEFAULT_C, DEFAULT_ETA, wmle_weights
-from .em import DEFAULT_MAX_ITER, DEFAULT_TOL
+from ._validation import as_generator, check_choice, check_positive_integer
+from .distributions import DEFAULT_ETA, EMTrace, traced_em_fit
 
 __all__ = [
     "COVERAGE_KEYS",
@@ -278,17 +276,10 @@ def _influences(batch, obs: _Observations, estimators, pairs) -> list[np.ndarray
             requests.setdefault(_fit_key(prior_est), (prior_est, []))[1].append((i, adjoint))
     for prior_est, items in requests.values():
         basis, coefficients = _column_space(np.hstack([adjoint for _, adjoint in items]))
-        fitted = batch._prior(prior_est)
         if prior_est.method == "mes":
-            psi = _MESFit.build(batch, prior_est.options, fitted).influence(obs, basis) @ coefficients
+            psi = _MESFit.build(batch, prior_est.options, batch._prior(prior_est)).influence(obs, basis) @ coefficients
         else:
-            fit = _EMFit.run(batch, obs, prior_est.options, prior_est.method == "wmle")
-            if not np.allclose(fit.pi, fitted, rtol=1e-8, atol=1e-12):
-                raise RuntimeError(
-                    f"the analytic interval of {prior_est.method} differentiates the EM steps of AAAI'21 "
-                    "eq. 21/23, but the estimator's fit differs from them; use interval_method='bootstrap'"
-                )
-            psi = fit.influence(basis) @ coefficients
+            psi = _EMFit.run(batch, obs, prior_est).influence(basis) @ coefficients
         first = 0
         for i, adjoint in items:
             out[i] = out[i] + psi[:, first:first + adjoint.shape[1]]
@@ -346,59 +337,44 @@ def _pad(weights: np.ndarray, n_rows: int) -> np.ndarray:
 
 @dataclass
 class _EMFit:
-    """A replay of the EM run of :func:`itemsampling.distributions.mle` that keeps its steps.
+    """The EM steps of the fit of an MLE-family estimator (:func:`~itemsampling.distributions.traced_em_fit`),
+    differentiated backwards.
 
     With f the normalised observation weights, q_t = Kᵀπ_t and s_t = K (f / q_t), each step is
     π_{t+1} = π_t ⊙ s_t (AAAI'21 eq. 21; eq. 23 for WMLE). The derivative of θ = Wᵀπ_T with
     respect to f runs backwards through the steps:
 
         ∂θ/∂f += Kᵀ(Λ ⊙ π_t) / q_t,   Λ ← Λ ⊙ s_t − K ((Kᵀ(Λ ⊙ π_t)) ⊙ f / q_t²),   Λ_T = W.
+
+    The fit groups users by (kernel of N_g, n, r); an observation of the intervals (by group of
+    N_u) takes the derivative of its users' column.
     """
 
-    kernel: BandedKernel
-    frac: np.ndarray
-    weights: np.ndarray  # per-user weight of each observation (WMLE's w(r), else 1)
-    steps: list
-    pi: np.ndarray
+    trace: EMTrace
+    column: np.ndarray  # the fit's column of each observation of the intervals
 
     @classmethod
-    def run(cls, batch, obs: _Observations, options, weighted: bool) -> _EMFit:
-        n_rows = batch.groups.max_items
-        blocks = [(first, batch.cache.columns(int(batch.groups.n_items[g]), n, obs.rank[first:stop], batch.scheme))
-                  for first, stop, g, n in obs.blocks()]
-        kernel = BandedKernel.from_blocks(blocks, n_rows, obs.rank.size)
-        weights = (wmle_weights(obs.rank, options.get("weight", "ndcg"), options.get("c", DEFAULT_C)) if weighted
-                   else np.ones(obs.rank.size))
-        c = obs.count * weights
-        frac = c / c.sum()
-        init = options.get("init")
-        pi = np.full(n_rows, 1.0 / n_rows) if init is None else check_distribution(init, n_rows, name="init")
-        q = kernel.rmatvec(pi)
-        loglik = float(c @ np.log(q))
-        steps = []
-        tol = options.get("tol", DEFAULT_TOL)
-        for _ in range(options.get("max_iter", DEFAULT_MAX_ITER)):
-            s = kernel.matvec(frac / q)
-            steps.append((pi, s, q))
-            pi = pi * s
-            pi /= pi.sum()
-            q = kernel.rmatvec(pi)
-            previous, loglik = loglik, float(c @ np.log(q))
-            if loglik - previous <= tol * abs(loglik):
-                break
-        return cls(kernel, frac, weights, steps, pi)
+    def run(cls, batch, obs: _Observations, est) -> _EMFit:
+        trace = traced_em_fit(batch.checked, est.method, est.options, batch.scheme, batch.cache)
+        first_user = np.zeros(obs.rank.size, dtype=np.int64)
+        first_user[obs.inverse[::-1]] = np.arange(obs.inverse.size)[::-1]
+        return cls(trace, trace.column_of_user[first_user])
 
     def influence(self, adjoint: np.ndarray) -> np.ndarray:
         """ψ of each observation for θ with ∂θ/∂π_T = ``adjoint`` (N, m)."""
+        kernel, c = self.trace.kernel, self.trace.obs_weights
+        frac = c / c.sum()
         lam = adjoint.copy()
-        grad = np.zeros((self.frac.size, adjoint.shape[1]))
-        for pi, s, q in reversed(self.steps):
-            back = self.kernel.rmatmat(lam * pi[:, None])
+        grad = np.zeros((frac.size, adjoint.shape[1]))
+        for pi, q in reversed(self.trace.result.steps):
+            s = kernel.matvec(frac / q)
+            back = kernel.rmatmat(lam * pi[:, None])
             grad += back / q[:, None]
-            lam = lam * s[:, None] - self.kernel.matmat(back * (self.frac / q**2)[:, None])
+            lam = lam * s[:, None] - kernel.matmat(back * (frac / q**2)[:, None])
         # M ∂θ/∂c_o = (w_o / mean w) (g_o − Σ f g): counts enter through f = c w / Σ c w
-        users_per_weight = self.frac @ (1.0 / self.weights)  # M / Σ c w
-        return (self.weights * users_per_weight)[:, None] * (grad - self.frac @ grad)
+        weights = c / self.trace.counts
+        users_per_weight = self.trace.counts.sum() / c.sum()  # M / Σ c w
+        return ((weights * users_per_weight)[:, None] * (grad - frac @ grad))[self.column]
 
 
 # ----------------------------------------------------------------------------- MES
