@@ -96,32 +96,31 @@ def mes_objective_value(weights, kernel, p_tilde, eta: float) -> float:
     return float(p @ resid**2) + eta * neg_entropy
 
 
-class _ScaledDual:
-    """φ(ν) = −g(2√p ⊙ ν), its gradient and Hessian, and the primal point π(ν)."""
+@dataclass
+class _Draw:
+    """The Newton state of one problem of :func:`_solve`, in its own coordinates: ν with λ =
+    scale ⊙ ν, scale = 2√p (the scaled dual of the module docstring), the point π(ν) and q = Kᵀπ."""
 
-    def __init__(self, kernel, p: np.ndarray, eta: float, gram=None):
-        self.K = kernel if isinstance(kernel, BandedKernel) else BandedKernel(np.asarray(kernel, dtype=np.float64))
-        self.gram = gram
-        self.p, self.eta = p, eta
-        self.scale = 2.0 * np.sqrt(p)  # λ = scale * ν
-        self.linear = self.scale * p  # λ·p = linear·ν
+    index: int
+    observed: np.ndarray  # positions of its d_b observed ranks among the kernel's columns
+    p: np.ndarray
+    scale: np.ndarray = field(init=False)
+    linear: np.ndarray = field(init=False)  # λ·p = linear·ν
+    nu: np.ndarray = field(init=False)
+    phi: float = 0.0
+    pi: np.ndarray | None = None
+    log_pi: np.ndarray | None = None
+    f: float = 0.0
+    q: np.ndarray | None = None
+    n_iter: int = 0
+    converged: bool = False
+    done: bool = False
+    gap: float = 0.0
 
-    def evaluate(self, nu: np.ndarray):
-        """Return (φ(ν), π(ν), z − logsumexp(z)) with z = −Kλ/η."""
-        return _gibbs_point(self.K.matvec(self.scale * nu) * (-1.0 / self.eta), self.eta, self.linear, nu)
-
-    def primal(self, pi: np.ndarray, log_pi: np.ndarray) -> tuple[float, np.ndarray]:
-        """f(π) and q = Kᵀπ, with log π taken from the Gibbs form (exact where π underflows)."""
-        q = self.K.rmatvec(pi)
-        return _primal_value(self.p, q, self.eta, pi, log_pi), q
-
-    def gradient(self, nu: np.ndarray, q: np.ndarray) -> np.ndarray:
-        return _gradient(self.scale, self.linear, nu, q)
-
-    def hessian(self, pi: np.ndarray, q: np.ndarray) -> np.ndarray:
-        """Upper triangle of the Hessian of φ (the lower triangle may not be filled in)."""
-        weighted = self.K.gram_upper(pi, skip_below=_HESSIAN_ROW_CUTOFF) if self.gram is None else self.gram(pi)
-        return _hessian(weighted, q, self.scale, self.eta)
+    def __post_init__(self) -> None:
+        self.scale = 2.0 * np.sqrt(self.p)
+        self.linear = self.scale * self.p
+        self.nu = np.zeros(self.p.size)
 
 
 def _gibbs_point(z: np.ndarray, eta: float, linear: np.ndarray, nu: np.ndarray):
@@ -170,7 +169,7 @@ def _warn_stopped(n_iter: int, gap: float, f: float, tol: float, which: str = ""
         f"MES Newton solver stopped after {n_iter} steps with relative duality gap "
         f"{gap / max(abs(f), 1e-300):.2e} > tol={tol:g}{which}; increase max_iter or tol",
         RuntimeWarning,
-        stacklevel=3,
+        stacklevel=4,
     )
 
 
@@ -184,6 +183,8 @@ def solve_mes(
     gram=None,
 ) -> MESResult:
     """Minimise the MES objective (AAAI'21 eq. 26–27) by damped Newton on its dual.
+
+    A batch of one problem of :func:`solve_mes_stacked`, with vector products.
 
     Parameters
     ----------
@@ -209,61 +210,9 @@ def solve_mes(
     MESResult
     """
     p = np.asarray(p_tilde, dtype=np.float64)
-    dual = _ScaledDual(kernel, p, float(eta), gram)
-    nu = np.zeros(p.size)
-    phi, pi, log_pi = dual.evaluate(nu)
-    f, q = dual.primal(pi, log_pi)
-    n_iter, converged = 0, False
-    while True:
-        gap = f + phi  # f(π(ν)) − g(ν)
-        if _within(gap, f, tol):
-            converged = True
-            break
-        if n_iter == max_iter:
-            break
-        step, slope = _newton_step(dual.gradient(nu, q), dual.hessian(pi, q))
-        if slope >= 0:  # the Newton direction is no longer a descent direction: rounding floor
-            converged = _within(gap, f, 1e3 * tol)
-            break
-        t = 1.0
-        while True:
-            trial = nu + t * step
-            phi_t, pi_t, log_pi_t = dual.evaluate(trial)
-            if _accepted(phi_t, phi, t, slope):
-                break
-            t *= 0.5
-        nu, phi, pi, log_pi = trial, phi_t, pi_t, log_pi_t
-        f, q = dual.primal(pi, log_pi)
-        n_iter += 1
-    if not converged:
-        _warn_stopped(n_iter, gap, f, tol)
-    return MESResult(weights=pi, objective=f, duality_gap=float(gap), n_iter=n_iter, converged=converged)
-
-
-@dataclass
-class _Draw:
-    """The Newton state of one problem of :func:`solve_mes_stacked`, in its own coordinates."""
-
-    index: int
-    observed: np.ndarray  # positions of its d_b observed ranks among the kernel's columns
-    p: np.ndarray
-    scale: np.ndarray = field(init=False)  # λ = scale ⊙ ν, as in _ScaledDual
-    linear: np.ndarray = field(init=False)
-    nu: np.ndarray = field(init=False)
-    phi: float = 0.0
-    pi: np.ndarray | None = None
-    log_pi: np.ndarray | None = None
-    f: float = 0.0
-    q: np.ndarray | None = None
-    n_iter: int = 0
-    converged: bool = False
-    done: bool = False
-    gap: float = 0.0
-
-    def __post_init__(self) -> None:
-        self.scale = 2.0 * np.sqrt(self.p)
-        self.linear = self.scale * self.p
-        self.nu = np.zeros(self.p.size)
+    if p.ndim != 1 or np.any(p <= 0):
+        raise ValueError("p_tilde must be a vector of positive probabilities P̃(r_j) of the observed ranks")
+    return _solve(kernel, p[:, None], eta, tol, max_iter, "vector", [gram])[0]
 
 
 def solve_mes_stacked(
@@ -305,6 +254,12 @@ def solve_mes_stacked(
     list of MESResult
         One per column of ``p_tilde``, in order.
     """
+    return _solve(kernel, p_tilde, eta, tol, max_iter, "matrix", gram)
+
+
+def _solve(kernel, p_tilde, eta: float, tol: float, max_iter: int, products: str, gram) -> list[MESResult]:
+    """The one Newton loop of MES: every problem's damped Newton steps on the dual (module
+    docstring), in lockstep, with the kernel products of ``products`` (:data:`_PRODUCTS`)."""
     K = kernel if isinstance(kernel, BandedKernel) else BandedKernel(np.asarray(kernel, dtype=np.float64))
     p_all = np.asarray(p_tilde, dtype=np.float64)
     if p_all.ndim != 2 or p_all.shape[0] != K.shape[1] or p_all.shape[1] == 0:
@@ -315,16 +270,15 @@ def solve_mes_stacked(
     eta = float(eta)
     draws = [_Draw(b, observed, p_all[observed, b])
              for b, observed in enumerate(np.flatnonzero(column > 0) for column in p_all.T)]
-    if gram is None:
-        gram = _band_grams(K, draws)
-    for draw, (phi, pi, log_pi) in zip(draws, _evaluate(K, draws, [d.nu for d in draws], eta), strict=True):
+    kernel_products = _PRODUCTS[products](K, draws, eta, gram)
+    for draw, (phi, pi, log_pi) in zip(draws, kernel_products.evaluate(draws, [d.nu for d in draws]), strict=True):
         draw.phi, draw.pi, draw.log_pi = phi, pi, log_pi
-    _primal(K, draws, eta)
+    kernel_products.primal(draws)
     active = draws
     while active:
         newton = []
         for draw in active:
-            draw.gap = draw.f + draw.phi
+            draw.gap = draw.f + draw.phi  # f(π(ν)) − g(ν)
             if _within(draw.gap, draw.f, tol):
                 draw.converged = draw.done = True
             elif draw.n_iter == max_iter:
@@ -332,51 +286,32 @@ def solve_mes_stacked(
             else:
                 newton.append(draw)
         searching = []
-        if newton:
-            grams = gram(np.column_stack([d.pi for d in newton]), [d.index for d in newton])
-            for draw, weighted in zip(newton, grams, strict=True):
-                step, slope = _newton_step(_gradient(draw.scale, draw.linear, draw.nu, draw.q),
-                                           _hessian(weighted, draw.q, draw.scale, eta))
-                if slope >= 0:  # rounding floor, as in solve_mes
-                    draw.converged, draw.done = _within(draw.gap, draw.f, 1e3 * tol), True
-                else:
-                    searching.append((draw, step, slope))
-        _line_search(K, searching, eta)
+        for draw, weighted in zip(newton, kernel_products.grams(newton), strict=True):
+            step, slope = _newton_step(_gradient(draw.scale, draw.linear, draw.nu, draw.q),
+                                       _hessian(weighted, draw.q, draw.scale, eta))
+            if slope >= 0:  # the Newton direction is no longer a descent direction: rounding floor
+                draw.converged, draw.done = _within(draw.gap, draw.f, 1e3 * tol), True
+            else:
+                searching.append((draw, step, slope))
+        _line_search(kernel_products, searching)
         if searching:
-            _primal(K, [draw for draw, _, _ in searching], eta)
+            kernel_products.primal([draw for draw, _, _ in searching])
             for draw, _, _ in searching:
                 draw.n_iter += 1
         active = [draw for draw in active if not draw.done]
     for draw in draws:
         if not draw.converged:
-            _warn_stopped(draw.n_iter, draw.gap, draw.f, tol, f" (problem {draw.index})")
+            _warn_stopped(draw.n_iter, draw.gap, draw.f, tol, f" (problem {draw.index})" if len(draws) > 1 else "")
     return [MESResult(weights=d.pi, objective=d.f, duality_gap=float(d.gap), n_iter=d.n_iter,
                       converged=d.converged) for d in draws]
 
 
-def _evaluate(K: BandedKernel, draws, nus, eta: float):
-    """(φ, π, log π) of :meth:`_ScaledDual.evaluate` at ``nus`` of ``draws``, one product ``K Λ``."""
-    lam = np.zeros((K.shape[1], len(draws)))
-    for i, (draw, nu) in enumerate(zip(draws, nus, strict=True)):
-        lam[draw.observed, i] = draw.scale * nu
-    z_all = np.ascontiguousarray((K.matmat(lam) * (-1.0 / eta)).T)  # row i: z of draw i
-    return [_gibbs_point(z, eta, draw.linear, nu) for draw, nu, z in zip(draws, nus, z_all, strict=True)]
-
-
-def _primal(K: BandedKernel, draws, eta: float) -> None:
-    """f(π) and q = Kᵀπ of :meth:`_ScaledDual.primal` for ``draws``, one product ``Kᵀ Π``."""
-    q_all = K.rmatmat(np.column_stack([d.pi for d in draws]))
-    for i, draw in enumerate(draws):
-        draw.q = q_all[draw.observed, i]
-        draw.f = _primal_value(draw.p, draw.q, eta, draw.pi, draw.log_pi)
-
-
-def _line_search(K: BandedKernel, searching, eta: float) -> None:
-    """Armijo backtracking of :func:`solve_mes` for every (draw, step, slope), trials in lockstep."""
+def _line_search(kernel_products, searching) -> None:
+    """Armijo backtracking for every (draw, step, slope) from t = 1, halving t, trials in lockstep."""
     pending = [(draw, step, slope, 1.0) for draw, step, slope in searching]
     while pending:
         trials = [draw.nu + t * step for draw, step, _, t in pending]
-        points = _evaluate(K, [draw for draw, *_ in pending], trials, eta)
+        points = kernel_products.evaluate([draw for draw, *_ in pending], trials)
         later = []
         for (draw, step, slope, t), trial, (phi_t, pi_t, log_pi_t) in zip(pending, trials, points, strict=True):
             if _accepted(phi_t, draw.phi, t, slope):
@@ -386,11 +321,66 @@ def _line_search(K: BandedKernel, searching, eta: float) -> None:
         pending = later
 
 
-def _band_grams(K: BandedKernel, draws):
-    """The default ``gram`` of :func:`solve_mes_stacked`: each problem's Gram matrix from the band."""
+class _VectorProducts:
+    """The kernel products of each problem on its own, with the kernel at its observed columns:
+    ``K_b λ_b`` and ``K_bᵀ π_b`` (matrix–vector), and its Gram matrix from ``grams[b]`` (``w ↦
+    K_bᵀ diag(w) K_b``) or from the band of K_b."""
 
-    def grams(pis: np.ndarray, which):
-        return (K.gram_upper(pis[:, i], skip_below=_HESSIAN_ROW_CUTOFF)[np.ix_(draws[b].observed, draws[b].observed)]
-                for i, b in enumerate(which))
+    def __init__(self, K: BandedKernel, draws, eta: float, grams):
+        self.eta = eta
+        self.kernels = [K if draw.observed.size == K.shape[1] else K.select_columns(draw.observed) for draw in draws]
+        self.gram_of = [gram or (lambda pi, kernel=kernel: kernel.gram_upper(pi, skip_below=_HESSIAN_ROW_CUTOFF))
+                        for gram, kernel in zip(grams, self.kernels, strict=True)]
 
-    return grams
+    def evaluate(self, draws, nus):
+        """(φ(ν), π(ν), log π(ν)) of each draw at its ν."""
+        return [_gibbs_point(self.kernels[d.index].matvec(d.scale * nu) * (-1.0 / self.eta), self.eta, d.linear, nu)
+                for d, nu in zip(draws, nus, strict=True)]
+
+    def primal(self, draws) -> None:
+        """f(π) and q = Kᵀπ of each draw, with log π from the Gibbs form (exact where π underflows)."""
+        for draw in draws:
+            draw.q = self.kernels[draw.index].rmatvec(draw.pi)
+            draw.f = _primal_value(draw.p, draw.q, self.eta, draw.pi, draw.log_pi)
+
+    def grams(self, draws):
+        return (self.gram_of[d.index](d.pi) for d in draws)
+
+
+class _MatrixProducts:
+    """The kernel products of all the problems still going together: ``K Λ`` and ``Kᵀ Π``
+    (matrix–matrix), and their Gram matrices from ``gram`` (``(Π, which) ↦`` an iterator) or
+    from the band."""
+
+    def __init__(self, K: BandedKernel, draws, eta: float, gram):
+        self.K, self.eta, self.draws = K, eta, draws
+        self.gram = gram or self._band_grams
+
+    def evaluate(self, draws, nus):
+        """(φ, π, log π) of ``draws`` at ``nus``, one product ``K Λ``."""
+        lam = np.zeros((self.K.shape[1], len(draws)))
+        for i, (draw, nu) in enumerate(zip(draws, nus, strict=True)):
+            lam[draw.observed, i] = draw.scale * nu
+        z_all = np.ascontiguousarray((self.K.matmat(lam) * (-1.0 / self.eta)).T)  # row i: z of draw i
+        return [_gibbs_point(z, self.eta, draw.linear, nu) for draw, nu, z in zip(draws, nus, z_all, strict=True)]
+
+    def primal(self, draws) -> None:
+        """f(π) and q = Kᵀπ of ``draws``, one product ``Kᵀ Π``."""
+        q_all = self.K.rmatmat(np.column_stack([d.pi for d in draws]))
+        for i, draw in enumerate(draws):
+            draw.q = q_all[draw.observed, i]
+            draw.f = _primal_value(draw.p, draw.q, self.eta, draw.pi, draw.log_pi)
+
+    def grams(self, draws):
+        if not draws:
+            return iter(())
+        return self.gram(np.column_stack([d.pi for d in draws]), [d.index for d in draws])
+
+    def _band_grams(self, pis: np.ndarray, which):
+        """Each problem's Gram matrix from the band."""
+        return (self.K.gram_upper(pis[:, i], skip_below=_HESSIAN_ROW_CUTOFF)[
+            np.ix_(self.draws[b].observed, self.draws[b].observed)] for i, b in enumerate(which))
+
+
+#: the two ways of taking the kernel products of the Newton steps (:func:`_solve`)
+_PRODUCTS = {"vector": _VectorProducts, "matrix": _MatrixProducts}
