@@ -86,7 +86,7 @@ def bench_size(size: str, n_items: int, n: int, n_users: int, draws: int, timing
 
     ours_s, ours = best_time(lambda: study(KernelCache), timings)
     with mock.patch.object(distributions, "_has_binomial_gram", lambda *args: False), \
-            mock.patch.object(distributions, "_binomial_gram",
+            mock.patch.object(distributions, "binomial_gram_of",
                               lambda cache, N, size: cache.get(("panel", N, size), lambda: _PanelGram(N, size))):
         base_s, base = best_time(lambda: study(KernelCache), timings)
     return [

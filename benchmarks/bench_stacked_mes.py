@@ -33,7 +33,8 @@ import numpy as np
 from bench_estimators import best_time, run_sizes
 
 import itemsampling as its
-from itemsampling.estimators import _Batch, estimate_draws
+from itemsampling.batch import Batch
+from itemsampling.estimators import estimate_draws
 from itemsampling.kernels import KernelCache
 
 COLUMNS = ("size", "task", "time_s", "baseline", "base_time_s", "speedup", "check", "value", "detail")
@@ -57,7 +58,7 @@ def bench_size(size: str, n_items: int, n: int, n_users: int, draws: int, timing
             return np.concatenate([t["estimate"].to_numpy() for t in tables])
 
         ours_s, ours = best_time(study, timings)
-        with mock.patch.object(_Batch, "mes_fits_needed", lambda self, estimators: {}):  # each draw fits alone
+        with mock.patch.object(Batch, "mes_fits_needed", lambda self, estimators: {}):  # each draw fits alone
             base_s, base = best_time(study, timings)
         rows.append({"size": size, "task": task, "time_s": ours_s, "baseline": "a solve per draw",
                      "base_time_s": base_s, "speedup": base_s / ours_s, "check": "max_rel_diff_estimate",

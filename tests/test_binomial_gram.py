@@ -9,7 +9,7 @@ from scipy import stats
 
 from itemsampling.banded_kernel import BandedKernel
 from itemsampling.binomial_gram import BinomialGram, coupling_matrix
-from itemsampling.distributions import _binomial_gram, _pooled_gram, _validated, mes
+from itemsampling.distributions import _pooled_gram, binomial_gram_of, check_sampled_ranks, mes
 from itemsampling.kernels import KernelCache, rank_kernel
 from itemsampling.mes import solve_mes
 
@@ -93,11 +93,11 @@ def test_mes_takes_the_binomial_gram_from_a_shared_cache_only():
     N, n = 2_000, 100
     r = 1 + rng.binomial(n - 1, np.minimum(rng.geometric(1 / 200, size=3_000), N - 1) / (N - 1))
     cache = KernelCache()
-    checked = _validated(r, N, n, 20, False)
+    checked = check_sampled_ranks(r, N, n, 20, False)
     assert _pooled_gram(checked, "binomial", cache) is not None
     assert _pooled_gram(checked, "binomial", None) is None
     assert _pooled_gram(checked, "hypergeometric", cache) is None
-    several = _validated(r, rng.choice([1_500, 2_000], size=r.size), n, 20, False)
+    several = check_sampled_ranks(r, rng.choice([1_500, 2_000], size=r.size), n, 20, False)
     assert _pooled_gram(several, "binomial", cache) is None
     np.testing.assert_allclose(mes(r, N, n, cache=cache), mes(r, N, n), rtol=1e-8, atol=1e-14)
-    assert _binomial_gram(cache, N, n) is _binomial_gram(cache, N, n)
+    assert binomial_gram_of(cache, N, n) is binomial_gram_of(cache, N, n)

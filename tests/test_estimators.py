@@ -409,7 +409,7 @@ def test_estimate_draws_releases_each_draw_once_its_table_is_made(monkeypatch):
     from itemsampling import estimators as module
 
     refs, alive = [], []
-    build, make_table = module._Batch.build, module._estimate_table
+    build, make_table = module.Batch.build, module._estimate_table
 
     def recording_build(cls, *args, **kwargs):
         batch = build(*args, **kwargs)
@@ -421,7 +421,7 @@ def test_estimate_draws_releases_each_draw_once_its_table_is_made(monkeypatch):
         alive.append(sum(ref() is not None for ref in refs))
         return make_table(batch, *args, **kwargs)
 
-    monkeypatch.setattr(module._Batch, "build", classmethod(recording_build))
+    monkeypatch.setattr(module.Batch, "build", classmethod(recording_build))
     monkeypatch.setattr(module, "_estimate_table", counting_table)
     rng = np.random.default_rng(14)
     global_ranks = np.minimum(np.ceil(rng.pareto(0.7, size=800) * 2), 900).astype(np.int64)

@@ -306,7 +306,7 @@ def test_an_interval_needs_more_users_than_groups():
 def test_the_differentiated_em_steps_are_those_of_the_estimate(method, n_items, sizes):
     """The analytic interval differentiates the EM steps that the estimate ran: the traced fit's
     weights are the estimate's P̂(R), to the bit, also with per-user N_u and n_u."""
-    from itemsampling.distributions import _validated, traced_em_fit
+    from itemsampling.distributions import check_sampled_ranks, traced_em_fit
     from itemsampling.estimators import rank_distribution
 
     ranks = _one_sample(n_users=300)
@@ -314,7 +314,7 @@ def test_the_differentiated_em_steps_are_those_of_the_estimate(method, n_items, 
     n_items = rng.integers(N_ITEMS // 2, N_ITEMS, size=ranks.size) if n_items == "per_user" else n_items
     sizes = np.maximum(ranks, rng.integers(2, SAMPLE_SIZE + 1, size=ranks.size)) if sizes == "per_user" else sizes
     fitted = rank_distribution(ranks, n_items, sizes, method)
-    checked = _validated(ranks, n_items, sizes, 20, method == "adaptive_mle")
+    checked = check_sampled_ranks(ranks, n_items, sizes, 20, method == "adaptive_mle")
     trace = traced_em_fit(checked, method, {}, "binomial", KernelCache.for_one_call(sizes))
     assert np.array_equal(trace.result.weights, fitted)
     assert len(trace.result.steps) == trace.result.n_iter

@@ -96,7 +96,7 @@ _EM_OPTIONS = {"mle": ("max_iter", "tol", "init", "progress"),
 
 
 class CheckedRanks(NamedTuple):
-    """Sampled ranks that :func:`_validated` checked, the users' sample sizes and candidate
+    """Sampled ranks that :func:`check_sampled_ranks` checked, the users' sample sizes and candidate
     groups: what the functions below take once the public entry point has checked its input."""
 
     ranks: np.ndarray
@@ -104,7 +104,7 @@ class CheckedRanks(NamedTuple):
     groups: CandidateGroups
 
 
-def _validated(sampled_ranks, n_items, sample_sizes, n_groups, per_user_sizes) -> CheckedRanks:
+def check_sampled_ranks(sampled_ranks, n_items, sample_sizes, n_groups, per_user_sizes) -> CheckedRanks:
     """Checked sampled ranks, per-user sample sizes and the candidate groups of the users.
 
     ``n_items`` is one N or one N_u per user (grouped as in :mod:`itemsampling.candidates`);
@@ -159,7 +159,7 @@ def _observations(sampled_ranks, n_items, sample_sizes, scheme, n_groups=DEFAULT
     same N_g have the same kernel, and their likelihood terms are merged exactly).
     """
     scheme = check_choice("sampling scheme", scheme, SCHEMES)
-    return _observations_of(_validated(sampled_ranks, n_items, sample_sizes, n_groups, per_user_sizes), scheme,
+    return _observations_of(check_sampled_ranks(sampled_ranks, n_items, sample_sizes, n_groups, per_user_sizes), scheme,
                             cache)
 
 
@@ -216,7 +216,7 @@ def _pooled_observations(sampled_ranks, n_items, sample_size, scheme, n_groups=D
     (with one N, K̄ is the ordinary kernel).
     """
     scheme = check_choice("sampling scheme", scheme, SCHEMES)
-    return _pooled_observations_of(_validated(sampled_ranks, n_items, sample_size, n_groups, False), scheme, cache,
+    return _pooled_observations_of(check_sampled_ranks(sampled_ranks, n_items, sample_size, n_groups, False), scheme, cache,
                                    banded)
 
 
@@ -238,7 +238,7 @@ def _pooled_kernel(cache, groups: CandidateGroups, n: int, ranks, scheme: str, b
     return BandedKernel(pooled) if banded else pooled
 
 
-def _binomial_gram(cache: KernelCache, n_items: int, sample_size: int) -> BinomialGram:
+def binomial_gram_of(cache: KernelCache, n_items: int, sample_size: int) -> BinomialGram:
     """The :class:`~itemsampling.binomial_gram.BinomialGram` of (N, n), once per cache."""
     return cache.get(("binomial_gram", int(n_items), int(sample_size)), lambda: BinomialGram(n_items, sample_size))
 
@@ -255,7 +255,7 @@ def _pooled_gram(checked: CheckedRanks, scheme: str, cache):
     if not _has_binomial_gram(checked, scheme, cache):
         return None
     ranks, sizes, groups = checked
-    return _binomial_gram(cache, groups.max_items, int(sizes[0])).at(np.unique(ranks)).gram
+    return binomial_gram_of(cache, groups.max_items, int(sizes[0])).at(np.unique(ranks)).gram
 
 
 def _pooled_columns(cache, groups: CandidateGroups, n: int, ranks, scheme: str) -> np.ndarray:
@@ -315,15 +315,15 @@ def em_estimates(sampled_ranks, n_items, sample_sizes, fits, *, scheme: str = "b
     list of numpy.ndarray
         The estimates P̂(R), one per fit.
     """
-    fits = _checked_fits(fits)
+    fits = check_fits(fits)
     scheme = check_choice("sampling scheme", scheme, SCHEMES)
     per_user = all(method == "adaptive_mle" for method, _ in fits)
-    return _em_estimates_of(_validated(sampled_ranks, n_items, sample_sizes, n_groups, per_user), fits, scheme,
+    return em_estimates_of_checked(check_sampled_ranks(sampled_ranks, n_items, sample_sizes, n_groups, per_user), fits, scheme,
                             cache)
 
 
-def _em_estimates_of(checked: CheckedRanks, fits, scheme: str, cache=None) -> list[np.ndarray]:
-    """:func:`em_estimates` of ranks already checked, with fits checked by :func:`_checked_fits`."""
+def em_estimates_of_checked(checked: CheckedRanks, fits, scheme: str, cache=None) -> list[np.ndarray]:
+    """:func:`em_estimates` of ranks already checked, with fits checked by :func:`check_fits`."""
     obs = _observations_of(checked, scheme, cache)
     problems = [_em_problem(obs.counts, obs.ranks, obs.groups.max_items, method, **options) for method, options in fits]
     progress = any(options.get("progress", False) for _, options in fits)
@@ -388,7 +388,7 @@ def em_estimates_of_draws(draws, n_items, sample_sizes, fits, *, scheme: str = "
     list of list of numpy.ndarray
         Per draw, the estimates P̂(R), one per fit.
     """
-    fits = _checked_fits(fits)
+    fits = check_fits(fits)
     scheme = check_choice("sampling scheme", scheme, SCHEMES)
     draws = list(draws)
     if not draws:
@@ -397,15 +397,15 @@ def em_estimates_of_draws(draws, n_items, sample_sizes, fits, *, scheme: str = "
     if len(sizes_of) != len(draws):
         raise ValueError(f"sample_sizes names {len(sizes_of)} draws' sizes for {len(draws)} draws")
     per_user = all(method == "adaptive_mle" for method, _ in fits)
-    checked = [_validated(ranks, n_items, sizes, n_groups, per_user) for ranks, sizes in zip(draws, sizes_of,
+    checked = [check_sampled_ranks(ranks, n_items, sizes, n_groups, per_user) for ranks, sizes in zip(draws, sizes_of,
                                                                                               strict=True)]
-    return _em_estimates_of_draws(checked, fits, scheme, cache)
+    return em_estimates_of_checked_draws(checked, fits, scheme, cache)
 
 
-def _em_estimates_of_draws(checked: Sequence[CheckedRanks], fits, scheme: str,
+def em_estimates_of_checked_draws(checked: Sequence[CheckedRanks], fits, scheme: str,
                            cache=None) -> list[list[np.ndarray]]:
     """:func:`em_estimates_of_draws` of draws already checked (of the same users), with fits
-    checked by :func:`_checked_fits`."""
+    checked by :func:`check_fits`."""
     groups = checked[0].groups  # the same users: the same candidate groups in every draw
     base = max(int(sizes.max()) for _, sizes, _ in checked) + 1
     codes = [_observation_codes(ranks, sizes, groups, base) for ranks, sizes, _ in checked]
@@ -422,7 +422,7 @@ def _em_estimates_of_draws(checked: Sequence[CheckedRanks], fits, scheme: str,
     return [list(draw_fits) for draw_fits in zip(*by_fit, strict=True)]
 
 
-def _checked_fits(fits) -> list[tuple[str, dict]]:
+def check_fits(fits) -> list[tuple[str, dict]]:
     """The (method, options) pairs of :func:`em_estimates`, checked before any kernel is computed."""
     fits = [(check_choice("MLE-family method", method, EM_METHODS), dict(options)) for method, options in fits]
     if not fits:
@@ -665,11 +665,11 @@ def mes(
         Estimate P̂(R) (strictly positive).
     """
     scheme = check_choice("sampling scheme", scheme, SCHEMES)
-    return _mes_of(_validated(sampled_ranks, n_items, sample_size, n_groups, False), scheme, cache=cache, eta=eta,
+    return mes_of_checked(check_sampled_ranks(sampled_ranks, n_items, sample_size, n_groups, False), scheme, cache=cache, eta=eta,
                    eta_scale=eta_scale, tol=tol, max_iter=max_iter)
 
 
-def _mes_of(checked: CheckedRanks, scheme: str, *, cache=None, eta: float = DEFAULT_ETA, eta_scale: str = "paper",
+def mes_of_checked(checked: CheckedRanks, scheme: str, *, cache=None, eta: float = DEFAULT_ETA, eta_scale: str = "paper",
             tol: float = MES_DEFAULT_TOL, max_iter: int = 500) -> np.ndarray:
     """:func:`mes` of ranks already checked (its options are checked here)."""
     _check_mes_options(eta, eta_scale, tol, max_iter)
@@ -678,7 +678,7 @@ def _mes_of(checked: CheckedRanks, scheme: str, *, cache=None, eta: float = DEFA
     return solve_mes(kernel, p_tilde, eta, tol=tol, max_iter=max_iter, gram=_pooled_gram(checked, scheme, cache)).weights
 
 
-def _mes_of_draws(checked: Sequence[CheckedRanks], scheme: str, *, cache=None, eta: float = DEFAULT_ETA,
+def mes_of_checked_draws(checked: Sequence[CheckedRanks], scheme: str, *, cache=None, eta: float = DEFAULT_ETA,
                   eta_scale: str = "paper", tol: float = MES_DEFAULT_TOL, max_iter: int = 500) -> list[np.ndarray]:
     """:func:`mes` of many draws of sampled ranks of the same users with one n, solved together
     (:func:`~itemsampling.mes.solve_mes_stacked`) on the pooled kernel at every rank observed in
@@ -698,7 +698,7 @@ def _mes_of_draws(checked: Sequence[CheckedRanks], scheme: str, *, cache=None, e
     kernel = _pooled_kernel(cache, groups, n, union, scheme, banded=True)
     gram = None
     if _has_binomial_gram(checked[0], scheme, cache):
-        binomial = _binomial_gram(cache, groups.max_items, n)
+        binomial = binomial_gram_of(cache, groups.max_items, n)
 
         def gram(pis, which):  # one product for all the draws; each Gram matrix only when its step is taken
             wide = binomial.doubled_products(pis)

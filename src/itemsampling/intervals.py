@@ -68,6 +68,7 @@ from tqdm import tqdm
 
 from . import corrections
 from ._validation import as_generator, check_choice, check_positive_integer
+from .batch import Batch
 from .distributions import DEFAULT_ETA, EMTrace, traced_em_fit
 
 __all__ = [
@@ -158,7 +159,7 @@ def _listed(names: list[str]) -> str:
 # ----------------------------------------------------------------------------- entry points
 
 
-def batch_intervals(batch, estimators, pairs, values: np.ndarray, spec: IntervalSpec) -> dict[str, np.ndarray]:
+def batch_intervals(batch: Batch, estimators, pairs, values: np.ndarray, spec: IntervalSpec) -> dict[str, np.ndarray]:
     """``se``, ``lower`` and ``upper`` of every estimator and (metric, K), each ``(E, m)``.
 
     ``batch`` is the validated call of :func:`itemsampling.estimate_many` (its fits, kernels and
@@ -174,7 +175,7 @@ def batch_intervals(batch, estimators, pairs, values: np.ndarray, spec: Interval
     return {"se": se, "lower": values - spec.z * se, "upper": values + spec.z * se}
 
 
-def batch_influences(batch, estimator, pairs) -> np.ndarray:
+def batch_influences(batch: Batch, estimator, pairs) -> np.ndarray:
     """Influence values ψ_u of each user of a validated call (``batch``, built by
     :mod:`itemsampling.estimators`) on each (metric, K) of ``pairs`` for one estimator, shape
     ``(M, m)`` (:func:`itemsampling.estimators.influence_values` is the public form)."""
@@ -230,7 +231,7 @@ class _Observations:
     n_groups: int
 
     @classmethod
-    def build(cls, batch) -> _Observations:
+    def build(cls, batch: Batch) -> _Observations:
         sizes = np.broadcast_to(np.asarray(batch.sizes, dtype=np.int64), batch.ranks.shape)
         base = int(sizes.max()) + 1
         codes, inverse, count = np.unique((batch.groups.index * base + sizes) * base + batch.ranks,
@@ -260,7 +261,7 @@ class _Observations:
             yield first, stop, int(self.group[first]), int(self.size[first])
 
 
-def _influences(batch, obs: _Observations, estimators, pairs) -> list[np.ndarray]:
+def _influences(batch: Batch, obs: _Observations, estimators, pairs) -> list[np.ndarray]:
     """ψ (d, m) of each estimator.
 
     ψ = (corrected metric, for the BV/MN/CLS family) + (∂θ/∂π̂ pushed through the fit of π̂).
@@ -277,7 +278,7 @@ def _influences(batch, obs: _Observations, estimators, pairs) -> list[np.ndarray
     for prior_est, items in requests.values():
         basis, coefficients = _column_space(np.hstack([adjoint for _, adjoint in items]))
         if prior_est.method == "mes":
-            psi = _MESFit.build(batch, prior_est.options, batch._prior(prior_est)).influence(obs, basis) @ coefficients
+            psi = _MESFit.build(batch, prior_est.options, batch.prior_fit(prior_est)).influence(obs, basis) @ coefficients
         else:
             psi = _EMFit.run(batch, obs, prior_est).influence(basis) @ coefficients
         first = 0
@@ -287,17 +288,17 @@ def _influences(batch, obs: _Observations, estimators, pairs) -> list[np.ndarray
     return out
 
 
-def _linear_part(batch, obs: _Observations, est, pairs):
+def _linear_part(batch: Batch, obs: _Observations, est, pairs):
     """ψ of an estimator with its fitted π̂ held fixed, and (the estimator of π̂, ∂θ/∂π̂)."""
     if est.method in _FITTED:
-        adjoint = _pad(batch._mean_weights(pairs), batch.groups.max_items)
+        adjoint = _pad(batch.mean_weights(pairs), batch.groups.max_items)
         return np.zeros((obs.rank.size, len(pairs))), (est, adjoint)
     psi = _corrected(batch, obs, est, pairs)
     family, _, prior_method = est.method.partition("_")
     if prior_method not in ("mle", "mes"):
         return psi, None  # a fixed correction: the estimate is linear in the counts
     prior_est = batch.prior_fit_of(est)
-    return psi, (prior_est, _prior_adjoint(batch, est, pairs, family, batch._prior(prior_est)))
+    return psi, (prior_est, _prior_adjoint(batch, est, pairs, family, batch.prior_fit(prior_est)))
 
 
 def _fit_key(est) -> tuple:
@@ -317,12 +318,12 @@ def _column_space(adjoint: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return u[:, keep] * s[keep], vt[keep]
 
 
-def _corrected(batch, obs: _Observations, est, pairs) -> np.ndarray:
+def _corrected(batch: Batch, obs: _Observations, est, pairs) -> np.ndarray:
     """M̂_g(r) of each observation: the corrections of each group at its users' ranks."""
     psi = np.empty((obs.rank.size, len(pairs)))
     for g in range(obs.n_groups):
         members = obs.group == g
-        psi[members] = batch._correction(est, g, pairs)[obs.rank[members] - 1]
+        psi[members] = batch.correction(est, g, pairs)[obs.rank[members] - 1]
     return psi
 
 
@@ -354,7 +355,7 @@ class _EMFit:
     column: np.ndarray  # the fit's column of each observation of the intervals
 
     @classmethod
-    def run(cls, batch, obs: _Observations, est) -> _EMFit:
+    def run(cls, batch: Batch, obs: _Observations, est) -> _EMFit:
         trace = traced_em_fit(batch.checked, est.method, est.options, batch.scheme, batch.cache)
         first_user = np.zeros(obs.rank.size, dtype=np.int64)
         first_user[obs.inverse[::-1]] = np.arange(obs.inverse.size)[::-1]
@@ -399,7 +400,7 @@ class _MESFit:
     eta: float
 
     @classmethod
-    def build(cls, batch, options, pi) -> _MESFit:
+    def build(cls, batch: Batch, options, pi) -> _MESFit:
         ranks, counts = np.unique(batch.ranks, return_counts=True)
         groups, n = batch.groups, int(batch.sizes)
         kernel = np.zeros((groups.max_items, ranks.size))
@@ -425,7 +426,7 @@ class _MESFit:
 # ----------------------------------------------------------------------------- BV / MN priors
 
 
-def _prior_adjoint(batch, est, pairs, family: str, fitted: np.ndarray) -> np.ndarray:
+def _prior_adjoint(batch: Batch, est, pairs, family: str, fitted: np.ndarray) -> np.ndarray:
     """∂θ/∂π (N, m) of BV or MN with respect to the prior π they were built with.
 
     In group g, M̂ = x = G⁻¹ Kᵀ diag(π_g) W and θ_g = yᵀx with y = c_g / M. With z = G⁻¹y,
@@ -435,16 +436,16 @@ def _prior_adjoint(batch, est, pairs, family: str, fitted: np.ndarray) -> np.nda
     ``fitted`` prior.
     """
     gamma = float(est.options.get("gamma", _BV_GAMMA)) if family == "bv" else 0.0
-    counts = batch._counts()
+    counts = batch.counts()
     users = batch.ranks.size
     out = np.zeros((batch.groups.max_items, len(pairs)))
     for g in range(batch.groups.n_groups):
-        operator = batch._operator(est, g)[0]
-        x = batch._correction(est, g, pairs)
+        operator = batch.operator(est, g)[0]
+        x = batch.correction(est, g, pairs)
         K, prior = operator.kernel, operator.prior
         z = cho_solve(operator.factor, counts[g] / users, check_finite=False)
         Kz = K @ z
-        grad = Kz[:, None] * (_pad(batch._weights(g, pairs), K.shape[0]) - (1.0 - gamma) * (K @ x))
+        grad = Kz[:, None] * (_pad(batch.weights(g, pairs), K.shape[0]) - (1.0 - gamma) * (K @ x))
         if gamma:
             grad -= gamma * (K @ (z[:, None] * x))
         n_g = K.shape[0]
@@ -452,7 +453,7 @@ def _prior_adjoint(batch, est, pairs, family: str, fitted: np.ndarray) -> np.nda
     return out
 
 
-def _bootstrap(batch, estimators: Sequence, pairs, spec: IntervalSpec) -> np.ndarray:
+def _bootstrap(batch: Batch, estimators: Sequence, pairs, spec: IntervalSpec) -> np.ndarray:
     """(B, E, m) estimates on users resampled within their candidate group."""
     rng = as_generator(spec.seed)
     groups = batch.groups
