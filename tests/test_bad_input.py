@@ -16,6 +16,7 @@ import pytest
 import itemsampling as its
 from itemsampling import corrections, kernels
 from itemsampling.cli import build_parser, main
+from itemsampling.hit_ratio import hit_ratio_curve
 from itemsampling.metrics import metric_weights
 
 INT64_OVERFLOW = 2**63 + 5  # a uint64 rank that int64 cannot hold
@@ -38,9 +39,9 @@ FUNCTION_CASES = [
     case("global_metrics/float-cutoff-in-list", its.global_metrics, [1, 2, 3], 10, ks=[5, 10.0],
          message="cut-offs k must be positive integers or None (no cut-off), got 10.0"),
     case("global_metrics/per-user-n-too-short", its.global_metrics, [1, 2, 3], np.array([10, 10]),
-         message="n_items has 2 per-user entries but global_ranks has 3 ranks"),
+         message="n_items must be one integer N or one N_u per user (3 entries), got an array of shape (2,)"),
     case("global_metrics/per-user-n-of-one", its.global_metrics, [1, 2, 3], np.array([10]),
-         message="n_items has 1 per-user entries but global_ranks has 3 ranks"),
+         message="n_items must be one integer N or one N_u per user (3 entries), got an array of shape (1,)"),
     case("global_metrics/uint64-overflow", its.global_metrics,
          np.array([1, INT64_OVERFLOW], dtype=np.uint64), 10, message=f"found {INT64_OVERFLOW} at position 1"),
     # rank_kernel, kernel_columns
@@ -114,6 +115,30 @@ FUNCTION_CASES = [
     case("Estimator/scheme-is-per-call", its.Estimator, "bv", {"scheme": "binomial"},
          message="scheme and n_groups apply to all estimators of a call"),
 ]
+
+
+DOORS = {  # public functions that take per-user candidates N_u, each given three users
+    "global_metrics": lambda n_items: its.global_metrics([1, 2, 3], n_items),
+    "sample_ranks": lambda n_items: its.sample_ranks([1, 2, 3], n_items, 2, rng=0),
+    "hit_ratio_curve": lambda n_items: hit_ratio_curve([1, 2, 3], n_items),
+    "estimate": lambda n_items: its.estimate([1, 2, 1], n_items, 2, "bv", "recall", 1),
+    "fit_beta": lambda n_items: its.fit_beta([1, 2, 3], n_items, 2),
+}
+
+
+@pytest.mark.parametrize(("n_items", "message"), [
+    (np.array([10, 10]), "n_items must be one integer N or one N_u per user (3 entries), got an array of shape (2,)"),
+    (np.array([10.0, 10.0, 10.0]), "n_items must be one integer N or one N_u per user (3 entries), got an array of "
+                                   "shape (3,) and dtype float64"),
+    (np.array([10, 1, 10]), "per-user n_items N_u must be integers >= 2 (the target plus at least one other item), "
+                            "found 1"),
+    (1, "n_items must be an integer >= 2, got 1"),
+])
+@pytest.mark.parametrize("door", sorted(DOORS))
+def test_one_message_per_kind_of_bad_candidates_whichever_door(door, n_items, message):
+    with pytest.raises(ValueError) as info:
+        DOORS[door](n_items)
+    assert message in str(info.value)
 
 
 def test_every_public_function_has_a_row():

@@ -19,6 +19,9 @@ __all__ = [
     "check_ranks",
     "check_sample_size",
     "check_seed",
+    "check_user_items",
+    "check_users",
+    "check_users_and_size",
 ]
 
 
@@ -35,6 +38,45 @@ def check_n_items(n_items) -> int:
     if isinstance(n_items, bool) or not isinstance(n_items, (int, np.integer)) or n_items < 2:
         raise ValueError(f"n_items must be an integer >= 2, got {n_items!r}")
     return int(n_items)
+
+
+def check_user_items(n_items, n_users: int) -> int | np.ndarray:
+    """Check the number of candidate items: one integer N >= 2 for all users, returned as ``int``,
+    or one integer N_u >= 2 per user, returned as an ``int64`` array of ``n_users`` entries.
+
+    The one check of N_u behind every public function that takes per-user candidates, so that
+    each kind of bad ``n_items`` gets one message whichever function it is given to.
+    """
+    arr = np.asarray(n_items)
+    if arr.ndim == 0:
+        return check_n_items(arr.item())
+    if arr.ndim != 1 or arr.size != n_users or arr.dtype == bool or not np.issubdtype(arr.dtype, np.integer):
+        raise ValueError(
+            f"n_items must be one integer N or one N_u per user ({n_users} entries), got an array of shape "
+            f"{arr.shape} and dtype {arr.dtype}"
+        )
+    if arr.size and arr.min() < 2:
+        raise ValueError(
+            f"per-user n_items N_u must be integers >= 2 (the target plus at least one other item), found {arr.min()}"
+        )
+    return arr.astype(np.int64)
+
+
+def check_users(global_ranks, n_items) -> tuple[np.ndarray, np.ndarray]:
+    """Checked global ranks R_u and per-user N_u (an ``int64`` array, a scalar N broadcast), with
+    1 <= R_u <= N_u (:func:`check_user_items`, :func:`check_ranks`)."""
+    n_users = np.asarray(global_ranks).size
+    n_arr = check_user_items(n_items, n_users)
+    N = np.full(n_users, n_arr, dtype=np.int64) if np.ndim(n_arr) == 0 else n_arr
+    return check_ranks(global_ranks, N, name="global_ranks"), N
+
+
+def check_users_and_size(global_ranks, n_items, sample_size, quantity: str) -> tuple[np.ndarray, np.ndarray, int]:
+    """:func:`check_users` and one sample set size n <= min N_u for ``quantity`` (named in the error)."""
+    R, N = check_users(global_ranks, n_items)
+    if np.ndim(sample_size) != 0:
+        raise ValueError(f"sample_size must be a single integer n for {quantity}")
+    return R, N, check_sample_size(sample_size, int(N.min()))
 
 
 def check_positive_integer(name: str, value) -> int:

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._validation import check_n_items, check_positive_integer
+from ._validation import check_positive_integer, check_user_items
 
 __all__ = ["DEFAULT_N_GROUPS", "GROUP_TOLERANCE", "CandidateGroups", "item_groups"]
 
@@ -101,20 +101,10 @@ class CandidateGroups:
         ValueError
             If ``n_items`` is not an integer >= 2 or an array of ``n_users`` such integers.
         """
-        arr = np.asarray(n_items)
-        if arr.ndim == 0:
-            N = check_n_items(n_items)
-            return cls(np.zeros(n_users, dtype=np.int64), np.array([N], dtype=np.int64),
+        arr = check_user_items(n_items, n_users)
+        if np.ndim(arr) == 0:
+            return cls(np.zeros(n_users, dtype=np.int64), np.array([arr], dtype=np.int64),
                        np.array([n_users], dtype=np.int64))
-        if arr.ndim != 1 or arr.size != n_users:
-            raise ValueError(
-                f"n_items must be one integer N or one N_u per user ({n_users} entries), got an "
-                f"array of shape {arr.shape}"
-            )
-        if arr.dtype == bool or not np.issubdtype(arr.dtype, np.integer) or arr.min() < 2:
-            raise ValueError(
-                "per-user n_items N_u must be integers >= 2 (the target plus at least one other item)"
-            )
         index, group_n = item_groups(arr, n_groups)
         return cls(index, group_n, np.bincount(index, minlength=group_n.size).astype(np.int64))
 

@@ -43,9 +43,10 @@ from ._validation import (
     check_positive_integer,
     check_ranks,
     check_sample_size,
+    check_users,
+    check_users_and_size,
 )
 from .kernels import SCHEMES, log_kernel_block
-from .simulation import _check_users, _check_users_and_size
 
 __all__ = [
     "dominance",
@@ -81,7 +82,7 @@ def hit_ratio_curve(global_ranks, n_items) -> np.ndarray:
     numpy.ndarray
         float64, entry K - 1 is HR@K; the last entry is 1.
     """
-    R, N = _check_users(global_ranks, n_items)
+    R, N = check_users(global_ranks, n_items)
     return np.cumsum(np.bincount(R, minlength=int(N.max()) + 1)[1:]) / R.size
 
 
@@ -154,7 +155,7 @@ def sampled_hit_ratio_moments(global_ranks, n_items, sample_size: int,
         Shape ``(n,)`` each; entry k - 1 is E[SHR@k], resp. Var[SHR@k].
     """
     scheme = check_choice("sampling scheme", scheme, SCHEMES)
-    R, N, n = _check_users_and_size(global_ranks, n_items, sample_size, "the moments of SHR@k")
+    R, N, n = check_users_and_size(global_ranks, n_items, sample_size, "the moments of SHR@k")
     base = int(R.max()) + 1
     pairs, counts = np.unique(N * base + R, return_counts=True)  # distinct (N_u, R_u)
     mean, second = np.zeros(n), np.zeros(n)

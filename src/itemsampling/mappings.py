@@ -40,10 +40,10 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy.special import gammaln
 
-from ._validation import check_choice, check_n_items, check_ranks, check_sample_size
+from ._validation import check_choice, check_n_items, check_ranks, check_sample_size, check_users
 from .candidates import CandidateGroups
 from .kernels import SCHEMES
-from .simulation import _check_users, sampled_rank_pmf
+from .simulation import sampled_rank_pmf
 
 __all__ = [
     "MAPPINGS",
@@ -281,7 +281,7 @@ def mapped_hit_ratio(global_ranks, n_items, sample_size: int, ks, kind: str = "l
     numpy.ndarray
         HR@f(k), one per k.
     """
-    R, N = _check_users(global_ranks, n_items)
+    R, N = check_users(global_ranks, n_items)
     _, sample_size = _check_sizes(int(N.min()), sample_size)
     slope, intercept = _location(ks, sample_size, kind, a)
     return _hits(R, N, slope, intercept) / R.size
@@ -323,7 +323,7 @@ def scaled_hit_ratio(global_ranks, n_items, cutoffs, n_total: int | None = None)
     numpy.ndarray
         HR@K, one per cut-off.
     """
-    R, N = _check_users(global_ranks, n_items)
+    R, N = check_users(global_ranks, n_items)
     n_total = _check_reference(N, n_total)
     K = _check_cutoffs(cutoffs)
     return _hits(R, N, (K - 1.0) / (n_total - 1), 1.0) / R.size
@@ -406,7 +406,7 @@ def fit_beta_global(global_ranks, n_items, xtol: float = 1e-12) -> float:
     ValueError
         If every R_u = 1 (the likelihood grows as a -> 0) or every R_u = N_u (as a -> ∞).
     """
-    R, N = _check_users(global_ranks, n_items)
+    R, N = check_users(global_ranks, n_items)
     if np.all(R == 1):
         raise ValueError("every global rank is 1; the Beta parameter a tends to 0")
     if np.all(R == N):

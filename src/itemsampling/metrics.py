@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
-from ._validation import check_choice, check_n_items, check_ranks
+from ._validation import check_choice, check_n_items, check_ranks, check_user_items
 
 __all__ = ["METRICS", "canonical_metric", "global_metrics", "metric_weights", "rank_weight"]
 
@@ -160,7 +160,9 @@ def global_metrics(
     pandas.DataFrame
         Columns ``metric``, ``k`` (nullable integer; missing for no cut-off) and ``value``.
     """
-    ranks, n_arr = _check_users(global_ranks, n_items)
+    ranks = np.asarray(global_ranks)
+    n_arr = check_user_items(n_items, ranks.size)
+    ranks = check_ranks(ranks, n_arr, name="global_ranks")
     metrics = [metrics] if isinstance(metrics, str) else list(metrics)
     if not metrics:
         raise ValueError("metrics and ks must each name at least one value")
@@ -181,24 +183,3 @@ def global_metrics(
     out = pd.DataFrame(rows, columns=["metric", "k", "value"])
     out["k"] = out["k"].astype("Int64")
     return out
-
-
-def _check_users(global_ranks, n_items) -> tuple[np.ndarray, np.ndarray]:
-    """Checked global ranks and N: one integer for all users, or one N_u per user."""
-    n_arr = np.asarray(n_items)
-    if n_arr.ndim == 0:
-        return check_ranks(global_ranks, check_n_items(n_arr.item()), name="global_ranks"), n_arr
-    if n_arr.ndim != 1 or not np.issubdtype(n_arr.dtype, np.integer):
-        raise ValueError(
-            "n_items must be one integer N or a 1-D integer array with one N_u per user; "
-            f"got an array of shape {n_arr.shape} and dtype {n_arr.dtype}"
-        )
-    if n_arr.size and n_arr.min() < 2:
-        raise ValueError(f"per-user n_items N_u must be integers >= 2, found {n_arr.min()}")
-    shape = np.shape(global_ranks)
-    if len(shape) == 1 and shape != n_arr.shape:
-        raise ValueError(
-            f"n_items has {n_arr.size} per-user entries but global_ranks has {shape[0]} ranks; "
-            "give one N for all users or one N_u per rank"
-        )
-    return check_ranks(global_ranks, n_arr, name="global_ranks"), n_arr

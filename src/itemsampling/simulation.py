@@ -45,6 +45,8 @@ from ._validation import (
     check_positive_integer,
     check_ranks,
     check_sample_size,
+    check_users,
+    check_users_and_size,
 )
 from .kernels import SCHEMES, log_kernel_block
 from .metrics import canonical_metric, rank_weight
@@ -61,21 +63,6 @@ __all__ = [
 
 #: Entries of P(r | R) evaluated at once by the expectation functions (bounds memory to ~100 MB).
 _BLOCK_ENTRIES = 2**22
-
-
-def _per_user_n_items(n_items, n_users: int) -> np.ndarray:
-    """N as an int64 array of one entry per user (scalar N is broadcast)."""
-    arr = np.asarray(n_items)
-    if arr.ndim == 0:
-        return np.full(n_users, check_n_items(arr.item()), dtype=np.int64)
-    if arr.ndim != 1 or arr.size != n_users:
-        raise ValueError(
-            f"n_items must be one integer N or one N_u per user ({n_users} entries), "
-            f"got an array of shape {arr.shape}"
-        )
-    if not np.issubdtype(arr.dtype, np.integer) or arr.min() < 2:
-        raise ValueError("per-user n_items N_u must be integers >= 2 (the target plus at least one other item)")
-    return arr.astype(np.int64)
 
 
 def _per_user_sample_size(sample_size, n_items: np.ndarray) -> np.ndarray:
@@ -99,22 +86,6 @@ def _per_user_sample_size(sample_size, n_items: np.ndarray) -> np.ndarray:
             f"N_u={int(n_items[i])}"
         )
     return arr.astype(np.int64)
-
-
-def _check_users(global_ranks, n_items) -> tuple[np.ndarray, np.ndarray]:
-    """Validated global ranks R_u and per-user N_u (1 <= R_u <= N_u)."""
-    n_users = np.asarray(global_ranks).size
-    N = _per_user_n_items(n_items, n_users)
-    R = check_ranks(global_ranks, N, name="global_ranks")
-    return R, N
-
-
-def _check_users_and_size(global_ranks, n_items, sample_size, quantity: str) -> tuple[np.ndarray, np.ndarray, int]:
-    """:func:`_check_users` and one sample set size n <= min N_u for ``quantity`` (named in the error)."""
-    R, N = _check_users(global_ranks, n_items)
-    if np.ndim(sample_size) != 0:
-        raise ValueError(f"sample_size must be a single integer n for {quantity}")
-    return R, N, check_sample_size(sample_size, int(N.min()))
 
 
 def _count_outranking(gen: np.random.Generator, better, worse, draws, scheme: str) -> np.ndarray:
@@ -162,7 +133,7 @@ def sample_ranks(global_ranks: ArrayLike, n_items: int | ArrayLike, sample_size:
     array([1, 1, 1])
     """
     scheme = check_choice("sampling scheme", scheme, SCHEMES)
-    R, N = _check_users(global_ranks, n_items)
+    R, N = check_users(global_ranks, n_items)
     n = _per_user_sample_size(sample_size, N)
     gen = as_generator(rng)
     return 1 + _count_outranking(gen, R - 1, N - R, n - 1, scheme).astype(np.int64)
@@ -211,7 +182,7 @@ def adaptive_sample_ranks(
         int64 final sample set size n_u of each user.
     """
     scheme = check_choice("sampling scheme", scheme, SCHEMES)
-    R, N = _check_users(global_ranks, n_items)
+    R, N = check_users(global_ranks, n_items)
     n0, n_max = check_positive_integer("n0", n0), check_positive_integer("n_max", n_max)
     if n0 > n_max:
         raise ValueError(f"n0 = {n0} must not exceed n_max = {n_max}")
@@ -359,7 +330,7 @@ def expected_sampling_cost(global_ranks, n_items, n0: int, n_max: int, scheme: s
         The expected average sample set size is ``(sample_size * stopped).sum() / M``.
     """
     scheme = check_choice("sampling scheme", scheme, SCHEMES)
-    R, N = _check_users(global_ranks, n_items)
+    R, N = check_users(global_ranks, n_items)
     n0, n_max = check_positive_integer("n0", n0), check_positive_integer("n_max", n_max)
     if n0 > n_max:
         raise ValueError(f"n0 = {n0} must not exceed n_max = {n_max}")
@@ -477,7 +448,7 @@ def expected_sampled_metric(
     """
     scheme = check_choice("sampling scheme", scheme, SCHEMES)
     metric = canonical_metric(metric)
-    R, N, n = _check_users_and_size(global_ranks, n_items, sample_size, "the expected sampled metric")
+    R, N, n = check_users_and_size(global_ranks, n_items, sample_size, "the expected sampled metric")
     if metric == "auc" and n < 2:
         raise ValueError("AUC on the sample needs n >= 2 (AUC_n(r) = (n - r)/(n - 1))")
     # only sampled ranks r <= k carry weight: the cost is (distinct R_u) x min(k, n)
@@ -521,5 +492,5 @@ def expected_sampled_rank_pmf(global_ranks, n_items, sample_size: int, scheme: s
         Shape ``(n,)``, summing to one.
     """
     scheme = check_choice("sampling scheme", scheme, SCHEMES)
-    R, N, n = _check_users_and_size(global_ranks, n_items, sample_size, "the expected sampled rank distribution")
+    R, N, n = check_users_and_size(global_ranks, n_items, sample_size, "the expected sampled rank distribution")
     return _summed_pmf(R, N, n, scheme, n) / R.size

@@ -12,12 +12,11 @@ import yaml
 
 import pandas as pd
 
-from itemsampling._validation import check_sample_size
 from itemsampling.studies.registry import load_study, notebook_parameters as study_notebook_parameters
 from itemsampling.data import default_registry
 from itemsampling.models.registry import check_hyperparameters
 from itemsampling.ranks import PROTOCOLS
-from itemsampling.studies.contract import SizedStudy
+from itemsampling.studies.contract import check_sample_sizes as check_study_sample_sizes
 from itemsampling.studies.records import record_path
 from itemsampling.studies.tables import chunk_path, ranks_path, table_path
 from itemsampling.studies.verdicts import CHECKS_PATH, VERDICTS_PATH, read_verdicts, report_summary
@@ -129,17 +128,11 @@ def smallest_candidates(dataset, protocol):
 
 def check_sample_sizes(name, studied, study_cfg):
     """Every sample size of a study fits the candidates of its ranks (1 <= n <= min N_u), checked
-    against the ranks already there, so that a dry run rejects what the run would reject; a study
-    declares its sample sizes with ``sample_sizes(config)`` (:class:`SizedStudy`); ``name`` names it
-    in the message.
+    against the ranks already there, so that a dry run rejects what the run would reject
+    (:func:`itemsampling.studies.contract.check_sample_sizes`; ``name`` names the study in the message).
     Called by the input functions of the steps that read the ranks, when Snakemake plans the jobs:
     parsing the workflow (--list-rules, --lint) reads no ranks."""
-    if not isinstance(studied, SizedStudy):
-        return
-    for (dataset, protocol), n in studied.sample_sizes(study_cfg).items():
-        smallest = smallest_candidates(dataset, protocol)
-        if smallest is not None:
-            _checked(f"{name} ({dataset}, {protocol}: smallest N_u = {smallest})", check_sample_size, n, smallest)
+    check_study_sample_sizes(name, studied, study_cfg, smallest_candidates)
 
 
 #: the live evaluation of notebook 05, a study without chunks whose tables (made by the rule

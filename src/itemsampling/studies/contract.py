@@ -17,14 +17,17 @@ computed from, and computes its tables. Beyond that a study may be
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import ModuleType
 from typing import Protocol, runtime_checkable
 
 import pandas as pd
 
-__all__ = ["CategoricalRunsStudy", "ChunkedStudy", "SizedStudy", "Study", "check_study", "members"]
+from .._validation import check_sample_size
+
+__all__ = ["CategoricalRunsStudy", "ChunkedStudy", "SizedStudy", "Study", "check_sample_sizes", "check_study",
+           "members"]
 
 
 @runtime_checkable
@@ -62,6 +65,23 @@ class SizedStudy(Study, Protocol):
 
     def sample_sizes(self, config: Mapping) -> dict[tuple[str, str], int]:
         """The largest sample set size drawn from the ranks of each (dataset, protocol)."""
+
+
+def check_sample_sizes(name: str, study, config: Mapping, smallest_candidates: Callable[[str, str], int | None]) -> None:
+    """Every sample size a :class:`SizedStudy` draws fits the candidates of its ranks (1 <= n <= min
+    N_u); ``smallest_candidates(dataset, protocol)`` gives min N_u of the ranks there are (None
+    before any); a study that declares no sizes passes. The ValueError names ``name``, the
+    dataset, the protocol and min N_u."""
+    if not isinstance(study, SizedStudy):
+        return
+    for (dataset, protocol), n in study.sample_sizes(config).items():
+        smallest = smallest_candidates(dataset, protocol)
+        if smallest is None:
+            continue
+        try:
+            check_sample_size(n, smallest)
+        except ValueError as exc:
+            raise ValueError(f"config {name} ({dataset}, {protocol}: smallest N_u = {smallest}): {exc}") from None
 
 
 @runtime_checkable
