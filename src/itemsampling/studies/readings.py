@@ -62,6 +62,7 @@ __all__ = [
     "check_sensitivity",
     "default_reading",
     "refit_ranks",
+    "runs_by_reading",
     "sensitivity_chunk",
     "sensitivity_chunks",
     "sensitivity_tables",
@@ -246,7 +247,7 @@ def _use_committed(config: Mapping, seed: int, labels: Mapping[str, str], ranks:
     ranks["random"] = committed[columns].sort_values("user", kind="stable").reset_index(drop=True)
 
 
-def _by_reading(config: Mapping, runs: pd.DataFrame) -> pd.DataFrame:
+def runs_by_reading(config: Mapping, runs: pd.DataFrame) -> pd.DataFrame:
     """The sensitivity runs with a ``recommender`` label, those of :data:`AS_CONFIGURED` copied to
     every reading, in the order (reading, tie rule, recommender) of the configuration."""
     labels = {model: label for label, model in config["recommenders"].items()}
@@ -435,7 +436,7 @@ def sensitivity_tables(config: Mapping, runs: pd.DataFrame | None) -> dict[str, 
     no readings."""
     if runs is None:
         return _empty_tables(config)
-    runs = _by_reading(config, runs)
+    runs = runs_by_reading(config, runs)
     sensitivity = _sensitivity(config, runs)
     tables = {"sensitivity": sensitivity, "sensitivity_table4": _sensitivity_table4(config, runs),
               "sensitivity_orders": _sensitivity_orders(config, runs),

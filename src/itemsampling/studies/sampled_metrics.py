@@ -42,10 +42,10 @@ from ..metrics import global_metrics, metric_weights, rank_weight
 from .engine import STUDY_SCHEMES, repeat_estimates
 from .paper import paper_table
 from .readings import (
-    _by_reading,
     check_sensitivity,
     default_reading,
     refit_ranks,
+    runs_by_reading,
     sensitivity_chunk,
     sensitivity_chunks,
     sensitivity_tables,
@@ -439,7 +439,7 @@ def reading_tables(config: Mapping, seed: int, reading_runs: pd.DataFrame | None
     if reading_runs is None:
         return tables
     default = default_reading(config)
-    parts = _by_reading(config, reading_runs).groupby(["reading", "ties"], sort=False)
+    parts = runs_by_reading(config, reading_runs).groupby(["reading", "ties"], sort=False)
     for name, summarize in (("sensitivity_table3", summarize_runs), ("sensitivity_pairs", order_agreement)):
         tables[name] = pd.concat([_with_keys(summarize(part), {"reading": reading, "ties": ties,
                                                                "default": reading == default and ties == "random"})
