@@ -245,7 +245,7 @@ def fig3_especially_bv(rd: pd.DataFrame, at_k: pd.DataFrame) -> Claim:
         verdict = ("not reproduced" if fall["bv_0.1"] <= 0 else
                    "reproduced" if fall["bv_0.1"] > fall.drop("bv_0.1").max() else "partly")
         return verdict, ", ".join(f"{estimator_label(e)} {three_digits(gap.at[e, gap.columns[0]])} → "
-                                  f"{three_digits(gap.at[e, gap.columns[1]])} (falls by {three_digits(f)})"
+                                  f"{three_digits(gap.at[e, gap.columns[1]])} ({'falls' if f > 0 else 'rises'} by {three_digits(abs(f))})"
                                   for e, f in fall.items())
 
     verdict, value = grade(mes.name)
