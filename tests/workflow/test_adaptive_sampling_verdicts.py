@@ -201,6 +201,16 @@ def test_fig1_share_at_first_rank_is_out_of_scope_and_our_share_turns_with_the_t
         "on our datasets, “most” as more than half: reproduced")
 
 
+def test_the_sentences_of_fig1_follow_one_scope_rule():
+    """Every §4.1 / Fig. 1 row states the same scope rule: the level read off Fig. 1 is not
+    testable here, the properties of item sampling and of the estimators are graded in kind."""
+    rows = [r for r in _claims() if "§4.1" in r.source and r.reason.startswith(va.FIG1_SCOPE)]
+    levels = [r for r in rows if r.reason.startswith(va.FIG1_SCOPE + "reports a level")]
+    assert len(rows) == 5 and [r.claim[:40] for r in levels] == ["With n = 100 sampled items, most held-ou"]
+    assert all(r.verdict == "not testable here" for r in levels)
+    assert all(r.verdict != "not testable here" for r in rows if r not in levels)
+
+
 def test_blind_spot_and_its_premises_turn_with_the_tables():
     flat_at_small_k = _setting("mean", 0.0, lambda f: (f["sampling"] == "fixed") & (f["k"] == 1))
     _turns("The fixed-size estimators' error grows as K gets small", "reproduced", "not reproduced",

@@ -337,6 +337,37 @@ def test_the_blind_spot_of_the_best_effort_turns_with_the_errors_at_small_k():
     assert verdict_of(_rows(interval_coverage=sharp_blind_spot), claim) == "reproduced"
 
 
+def test_the_blind_spot_of_every_estimator_turns_when_some_estimators_lack_it():
+    """AAAI'23 §2.1: were the blind spot one estimator's, it would not show in the others; MLE and
+    MES as accurate at K = 1 as at K = 50 leave 75 of 105 cases, below 90 %."""
+    claim = "The blind spot comes from item sampling, not from the estimators"
+    row = next(r for r in _rows() if r.claim.startswith(claim))
+    assert row.verdict == "reproduced" and "no dataset of the paper" in row.reason
+
+    def two_without_it(coverage):
+        hit = (coverage["k"] == coverage["k"].min()) & coverage["estimator"].isin(["mle", "mes"])
+        return coverage.assign(bias=np.where(hit, 0.0, coverage["bias"]), spread=np.where(hit, 0.0, coverage["spread"]))
+
+    assert verdict_of(_rows(interval_coverage=two_without_it), claim) == "partly"
+
+
+def test_especially_bv_turns_when_another_estimator_gains_more():
+    """Fig. 3's caption: BV 0.1 gains the most from n = 500; with MLE exact at n = 500 and far off
+    at n = 100, MLE gains more (partly), and with BV 0.1 no closer at 500, not reproduced."""
+    claim = "BV 0.1's learned CDF gains the most from a larger sample"
+    assert verdict_of(_rows(), claim) == "reproduced"
+
+    def mle_gains_most(t):
+        mle = (t["estimator"] == "mle") & (t["dataset"] == "citeulike-a")
+        cdf = np.where(mle & (t["sample_size"] == 500), t["exact_cdf"],
+                       np.where(mle & (t["sample_size"] == 100), 0.5 * t["exact_cdf"], t["cdf"]))
+        return t.assign(cdf=cdf)
+
+    assert verdict_of(_rows(rank_distribution=mle_gains_most), claim) == "partly"
+    bv_off = _rd_set("bv_0.1", 500, "citeulike-a", value=lambda x: 0.5 * x["exact_cdf"])
+    assert verdict_of(_rows(**bv_off), claim) == "not reproduced"
+
+
 AAAI21_WMLE_ROWS = ("MLE and MES are the two most accurate", "WMLE is most often among the two",
                     "CLS is the most biased estimator", "The new estimators (MLE, WMLE, MES) vary more",
                     "MLE and MES give comparable CDFs and WMLE lies above both")

@@ -32,6 +32,7 @@ from .. import Claim
 from . import aaai23, bias, levels, rank_distribution, winners
 from .aaai23 import (
     blind_spot_best_effort,
+    blind_spot_not_estimators,
     ease_example,
     mn_among_best,
     mn_outperform,
@@ -58,6 +59,7 @@ from .rank_distribution import (
     fig2_bv,
     fig2_cdf_accurate,
     fig2_comparable_wmle_above,
+    fig3_especially_bv,
     fig3_ml1m_check,
     fig3_sample_size,
     mes_sample_size_check,
@@ -94,6 +96,7 @@ def claims(table: Callable[[str], pd.DataFrame]) -> list[Claim]:
         fig2_comparable_wmle_above(rd, at_k, readings),
         fig2_cdf_accurate(rd, at_k),
         fig3_sample_size(rd, at_k),
+        fig3_especially_bv(rd, at_k),
         mn_among_best(errors, pooled),
         mn_outperform(errors, pooled),
         mn_spread(errors, pooled),
@@ -102,6 +105,7 @@ def claims(table: Callable[[str], pd.DataFrame]) -> list[Claim]:
         table9_proposed_best(errors, pooled),
         table10_mn_mes(errors, pooled),
         blind_spot_best_effort(table("interval_coverage")),
+        blind_spot_not_estimators(table("interval_coverage")),
         # our own checks
         kr_gamma_tradeoff(at_k),
         exact_levels(at_k),
