@@ -24,10 +24,10 @@ family-wise error rate at α for any dependence between the pairs. See docs/esti
 from __future__ import annotations
 
 from itertools import combinations
+from statistics import NormalDist
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from .estimators import Estimator, estimate, influence_values
 from .metrics import metric_weights
@@ -72,7 +72,7 @@ def compare(run_a: Run, run_b: Run, metric: str = "recall", k: int = 10, method:
     psi = [influence_values(run.ranks, run.n_items, n, estimator, **args)[:, 0] for run in (run_a, run_b)]
     diff = theta[0] - theta[1]
     se = float(np.std(psi[0] - psi[1], ddof=1) / np.sqrt(len(run_a)))
-    z = stats.norm.ppf(0.5 + level / 2)
+    z = NormalDist().inv_cdf(0.5 + level / 2)
     weights = metric_weights(metric, k, n)
     sampled = float(weights[run_a.ranks - 1].mean() - weights[run_b.ranks - 1].mean())
     ratio = diff / se if se > 0 else (0.0 if diff == 0 else np.sign(diff) * np.inf)  # identical runs: 0
@@ -80,7 +80,7 @@ def compare(run_a: Run, run_b: Run, metric: str = "recall", k: int = 10, method:
         "model_a": run_a.model, "model_b": run_b.model, "metric": metric, "k": k,
         "estimate_a": theta[0], "estimate_b": theta[1], "difference": diff, "se": se,
         "lower": diff - z * se, "upper": diff + z * se,
-        "p_a_better": float(stats.norm.cdf(ratio)), "p_value": float(2 * stats.norm.sf(abs(ratio))),
+        "p_a_better": _normal_cdf(ratio), "p_value": 2 * _normal_cdf(-abs(ratio)),
         "sampled_difference": sampled, "disagree": bool(np.sign(sampled) * np.sign(diff) < 0),
     }
 
@@ -117,6 +117,11 @@ def holm(p_values: np.ndarray) -> np.ndarray:
     adjusted = np.empty_like(p)
     adjusted[order] = np.maximum.accumulate(scaled)
     return adjusted
+
+
+def _normal_cdf(x: float) -> float:
+    """Φ(x), with Φ(±∞) = 1 or 0."""
+    return float(x > 0) if np.isinf(x) else NormalDist().cdf(x)
 
 
 def _check_paired(run_a: Run, run_b: Run) -> None:

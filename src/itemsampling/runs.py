@@ -43,11 +43,13 @@ from __future__ import annotations
 
 import ast
 import warnings
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 
 from . import kernels
 from .estimators import estimate, method_options
@@ -154,8 +156,9 @@ def thin(run: Run, rng: np.random.Generator | int | None = 0) -> Run:
     return replace(run, ranks=above + 1, sample_size=np.full_like(run.sample_size, n))
 
 
-def correct(run: Run, method: str = "mn_mes", metrics=("recall", "ndcg"), ks=(10,),
-            interval: float | None = 0.95, seed: int = 0, **options) -> pd.DataFrame:
+def correct(run: Run, method: str = "mn_mes", metrics: Sequence[str] | str = ("recall", "ndcg"),
+            ks: Iterable[int | None] | int | None = (10,), interval: float | None = 0.95, seed: int = 0,
+            **options) -> pd.DataFrame:
     """Estimated global metrics of a run, with intervals: :func:`itemsampling.estimate` on its ranks.
 
     The kernel scheme follows the run's protocol (:data:`PROTOCOLS`): hypergeometric for
@@ -210,7 +213,8 @@ def check_supported(run: Run, method: str = "mn_mes") -> str:
     return scheme
 
 
-def read_run(source, format: str = "scores", *, scores=None, n_items: int | None = None,
+def read_run(source: str | Path | ArrayLike | Run, format: str = "scores", *,
+             scores: str | Path | ArrayLike | None = None, n_items: int | None = None,
              model: str | None = None, protocol: str | None = None, seed: int = 0) -> Run:
     """Read a framework's sampled evaluation into a :class:`Run`.
 
