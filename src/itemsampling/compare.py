@@ -128,6 +128,6 @@ def _check_paired(run_a: Run, run_b: Run) -> None:
     if len(run_a) != len(run_b) or not np.array_equal(run_a.users, run_b.users):
         raise ValueError(f"runs {run_a.model!r} and {run_b.model!r} must hold the same users in the same "
                          "order (a paired comparison needs the same users and negatives)")
-    if not np.array_equal(run_a.sample_size, run_b.sample_size) or run_a.n_items != run_b.n_items:
+    if not np.array_equal(run_a.sample_size, run_b.sample_size) or not np.array_equal(run_a.n_items, run_b.n_items):
         raise ValueError(f"runs {run_a.model!r} and {run_b.model!r} have different candidate counts or "
                          "catalogue sizes: they are not the same sampled evaluation")

@@ -21,8 +21,8 @@ Formats (:func:`read_run`, ``format=``):
     list of item ids), plus its predictions, one row per test row, the positive first (the
     layout of ``BaseRunner.predict``).
 ``recbole``
-    The CSV that :func:`itemsampling.recbole_export.export_ranks` writes from a RecBole run:
-    ``user_id, rank, n_candidates, n_items, mode``.
+    The CSV that the ``SampledRanks`` metric of :mod:`itemsampling.recbole_metrics` writes from
+    a RecBole run: ``user_id, rank, n_candidates, n_items, mode`` (``n_items``: N, or N_u).
 
 **Duplicates among the negatives.** A negative listed twice (NCF's file has such lines) was
 drawn with replacement. A score matrix keeps both copies, so the positive's rank counts them
@@ -84,8 +84,10 @@ class Run:
         int64, 1-based rank r_u of the positive among its n_u candidates.
     sample_size : numpy.ndarray
         int64 n_u: the positive plus its sampled negatives.
-    n_items : int
-        Catalogue size N, the number of items ranked by the full evaluation.
+    n_items : int or numpy.ndarray
+        Catalogue size N, the number of items ranked by the full evaluation; or each user's
+        number of candidates N_u where the full evaluation leaves out the user's training items
+        (the ``unseen`` protocol of :func:`itemsampling.estimate`).
     protocol : str
         One of :data:`PROTOCOLS`.
     model : str
@@ -96,7 +98,7 @@ class Run:
 
     ranks: np.ndarray
     sample_size: np.ndarray
-    n_items: int
+    n_items: int | np.ndarray
     protocol: str
     model: str = "model"
     users: np.ndarray = field(default=None)
@@ -113,8 +115,12 @@ class Run:
             bad = int(np.flatnonzero((ranks < 1) | (ranks > sizes))[0])
             raise ValueError(f"row {bad}: rank {ranks[bad]} is outside 1..n_u = {sizes[bad]}; ranks are "
                              "1-based among the positive and its sampled negatives")
-        if np.any(sizes < 2) or int(sizes.max()) > int(self.n_items):
-            raise ValueError(f"candidate counts n_u must lie in 2..N = {self.n_items}")
+        n_items = np.asarray(self.n_items, dtype=np.int64)
+        n_items = int(n_items) if n_items.ndim == 0 else n_items
+        if np.ndim(n_items) and np.shape(n_items) != ranks.shape:
+            raise ValueError(f"a run has {ranks.size} ranks but {np.size(n_items)} catalogue sizes N_u")
+        if np.any(sizes < 2) or np.any(sizes > n_items):
+            raise ValueError("candidate counts n_u must lie in 2..N (the catalogue size, or N_u)")
         if self.protocol not in PROTOCOLS:
             raise ValueError(f"unknown protocol {self.protocol!r}; one of {', '.join(PROTOCOLS)}")
         protocol = self.protocol
@@ -122,7 +128,7 @@ class Run:
             protocol = "several_positives"
         object.__setattr__(self, "ranks", ranks)
         object.__setattr__(self, "sample_size", sizes)
-        object.__setattr__(self, "n_items", int(self.n_items))
+        object.__setattr__(self, "n_items", n_items)
         object.__setattr__(self, "users", users)
         object.__setattr__(self, "protocol", protocol)
 
@@ -329,11 +335,12 @@ def _read_recbole(source, name: str, protocol: str | None) -> Run:
     missing = {"user_id", "rank", "n_candidates", "n_items", "mode"} - set(table.columns)
     if missing:
         raise ValueError(f"RecBole ranks file lacks the column(s) {sorted(missing)}; write it with "
-                         "itemsampling.recbole_export.export_ranks")
+                         "the SampledRanks metric of itemsampling.recbole_metrics")
     mode = str(table["mode"].iloc[0])
     if mode[:3] not in _RECBOLE_MODES:
         raise ValueError(f"RecBole mode {mode!r} is not a sampled evaluation (uniN or popN)")
-    return Run(table["rank"], table["n_candidates"], int(table["n_items"].iloc[0]),
+    sizes = table["n_items"].to_numpy()
+    return Run(table["rank"], table["n_candidates"], int(sizes[0]) if np.all(sizes == sizes[0]) else sizes,
                protocol or _RECBOLE_MODES[mode[:3]], name, table["user_id"].to_numpy())
 
 
