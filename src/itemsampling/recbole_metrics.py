@@ -13,8 +13,10 @@ What RecBole gives per user (its collector's ``rec.meanrank``): the sum of the p
 ranks among the user's candidates (ties get their average rank), the number of candidates
 (items with a finite score: the positive and its distinct sampled negatives) and the number of
 positives. With one positive per user (a leave-one-out split) the first is the positive's rank
-r_u and the second n_u. ``data.num_items`` is RecBole's item count, padding id 0 included, so
-the catalogue has N = num_items - 1 items.
+r_u and the second n_u. The catalogue size N is the config's ``catalogue_size`` (RecBole's
+``dataset.item_num - 1``: its item count less the padding id 0; 1682 on ml-100k): RecBole 1.2.1
+cannot hand its ``data.*`` entries to a metric (its collector calls ``.cpu()`` on an int). In
+``full`` mode n_u is N_u itself, the items left after the user's history is masked.
 
 ``SampledRanks`` writes these as a CSV (``sampled_ranks_path`` in the config, default
 ``sampled_ranks.csv``; columns ``user_id, rank, n_candidates, n_items, mode``) that
@@ -37,7 +39,7 @@ __all__ = ["CorrectedNDCG", "CorrectedRecall", "SampledRanks", "ranks_table", "r
 
 
 def ranks_table(dataobject, config) -> pd.DataFrame:
-    """The per-user ranks of a RecBole evaluation (``rec.meanrank``, ``data.num_items``).
+    """The per-user ranks of a RecBole evaluation (``rec.meanrank``, ``config["catalogue_size"]``).
 
     A user with several positives gets one row per positive, each with their mean rank, so that
     :func:`itemsampling.runs.read_run` sees several positives (not supported yet).
@@ -47,11 +49,15 @@ def ranks_table(dataobject, config) -> pd.DataFrame:
     mode = config["eval_args"]["mode"]
     mode = mode.get("test", mode.get("valid")) if isinstance(mode, dict) else mode
     users = np.repeat(np.arange(rank_sum.size), n_positives)
+    n_items = config["catalogue_size"]
+    if n_items is None and "full" not in str(mode):
+        raise ValueError("set 'catalogue_size' in the RecBole config to the number of items N "
+                         "(dataset.item_num - 1) so that the sampled run can be corrected")
     return pd.DataFrame({
         "user_id": users,
         "rank": np.rint(np.repeat(rank_sum / n_positives, n_positives)).astype(np.int64),
         "n_candidates": np.repeat(n_candidates.astype(np.int64), n_positives),
-        "n_items": int(dataobject.get("data.num_items")) - 1,
+        "n_items": np.repeat(n_candidates.astype(np.int64), n_positives) if n_items is None else int(n_items),
         "mode": str(mode),
     })
 
@@ -60,7 +66,7 @@ class SampledRanks(AbstractMetric):
     """Writes the run's ranks to ``config['sampled_ranks_path']``; reports the number of rows."""
 
     metric_type = EvaluatorType.RANKING
-    metric_need = ("rec.meanrank", "data.num_items")
+    metric_need = ("rec.meanrank",)
     smaller = False
 
     def __init__(self, config):
@@ -76,7 +82,7 @@ class SampledRanks(AbstractMetric):
 
 class _Corrected(AbstractMetric):
     metric_type = EvaluatorType.RANKING
-    metric_need = ("rec.meanrank", "data.num_items")
+    metric_need = ("rec.meanrank",)
     smaller = False
     metric: str = ""
 

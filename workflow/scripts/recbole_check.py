@@ -49,6 +49,7 @@ def config(model: str, data_root: Path, mode: str, ranks_path: Path) -> Config:
         "eval_args": {"split": {"LS": "valid_and_test"}, "order": "TO", "group_by": "user", "mode": mode},
         "metrics": ["Recall", "NDCG", "SampledRanks"], "topk": list(KS), "valid_metric": "NDCG@10",
         "sampled_ranks_path": str(ranks_path), "checkpoint_dir": str(data_root / "saved"),
+        "catalogue_size": 1682,  # ml-100k's items (RecBole's dataset.item_num - 1)
     })
 
 
@@ -62,6 +63,7 @@ def evaluate(model_obj, model: str, data_root: Path, mode: str, ranks_path: Path
 
 def check(model: str, data_root: Path) -> list[dict]:
     cfg = config(model, data_root, "full", data_root / "train_ranks.csv")
+    cfg["metrics"] = ["Recall", "NDCG"]
     init_seed(cfg["seed"], cfg["reproducibility"])
     train_data, valid_data, _ = data_preparation(cfg, create_dataset(cfg))
     model_obj = get_model(cfg["model"])(cfg, train_data._dataset).to(cfg["device"])
