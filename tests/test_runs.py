@@ -121,3 +121,18 @@ def test_recbole_metrics_inside_recbole():
     import recbole.evaluator.register as reg
 
     assert reg.metrics_dict["correctedrecall"] is recbole_metrics.CorrectedRecall
+
+
+def test_a_generated_recbole_run_is_corrected_to_its_full_ranking(tmp_path):
+    """A file shaped like SampledRanks' (uni100 ranks, each user's N_u from the full run): the
+    corrected Recall@10 interval holds the exact full-ranking value the file was drawn from."""
+    rng = np.random.default_rng(5)
+    n_u = rng.integers(1400, 1682, size=3000)  # the catalogue less each user's history
+    global_ranks = np.minimum(np.ceil(rng.lognormal(3.5, 1.5, size=3000)), n_u).astype(int)
+    sampled = 1 + rng.hypergeometric(global_ranks - 1, n_u - global_ranks, 100)
+    pd.DataFrame({"user_id": np.arange(3000), "rank": sampled, "n_candidates": 101, "n_items": n_u,
+                  "mode": "uni100"}).to_csv(tmp_path / "uni100.csv", index=False)
+    table = runs.correct(runs.read_run(tmp_path / "uni100.csv", "recbole"), metrics=["recall"], ks=[10])
+    exact = (global_ranks <= 10).mean()
+    assert table["lower"].iloc[0] <= exact <= table["upper"].iloc[0]
+    assert abs((sampled <= 10).mean() - exact) > table["upper"].iloc[0] - table["lower"].iloc[0]
