@@ -1,6 +1,6 @@
 """Our correction of RecBole's uni100 runs against RecBole's own full ranking (``make recbole-check``).
 
-Runs in the RecBole environment (.venv-recbole). For each model: train once on ml-100k with
+Runs in the RecBole environment (.venv-recbole). For each model (BPR, NeuMF): train once on ml-100k with
 RecBole's leave-one-out split (one test positive per user, ordered by time) and a fixed seed,
 then evaluate the same trained model with ``mode: full`` (the truth) and ``mode: uni100``
 (sampled); the uni100 run's ranks go through :func:`itemsampling.correct`, with each user's
@@ -28,7 +28,7 @@ from itemsampling.recbole_metrics import register
 
 KS = (5, 10, 20)
 METRICS = {"recall": "recall", "ndcg": "ndcg"}
-EPOCHS = {"BPR": 20, "LightGCN": 10}
+EPOCHS = {"BPR": 10, "NeuMF": 5}
 
 
 def atomic_files(data_root: Path) -> Path:
@@ -103,10 +103,12 @@ def main() -> None:
     logging.disable(logging.WARNING)
     register()
     data_root = atomic_files(Path(args.work).resolve())
-    rows = [row for model in args.models for row in check(model, data_root)]
-    table = pd.DataFrame(rows)
     Path(args.output).parent.mkdir(parents=True, exist_ok=True)
-    table.to_csv(args.output, index=False, float_format="%.4f")
+    rows = []
+    for model in args.models:  # the table is written after each model
+        rows += check(model, data_root)
+        table = pd.DataFrame(rows)
+        table.to_csv(args.output, index=False, float_format="%.4f")
     print(table.to_string(index=False, float_format="%.4f"))
     print(f"within the interval: {table['within'].sum()} of {len(table)} cells")
 
