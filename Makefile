@@ -13,7 +13,7 @@ ifneq ($(wildcard ../shared/data/MANIFEST.md),)
 export ITEMSAMPLING_DATA ?= $(abspath ../shared/data)
 endif
 
-.PHONY: test reproduce figures retrain check smoke lint bench clean-venv cluster-check
+.PHONY: test reproduce figures retrain check smoke lint bench clean-venv cluster-check recbole-check
 
 $(STAMP): pyproject.toml requirements/lock.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -71,3 +71,22 @@ bench: $(STAMP)
 
 clean-venv:
 	rm -rf $(VENV)
+
+# RecBole in its own environment (its pins clash with ours: numpy<2, pandas<2.3, scipy<1.14,
+# setuptools<70; torch CPU only, pinned), then our correction of its uni100 runs against its own
+# full ranking on ml-100k (docs/frameworks.md; numbers in results/frameworks/).
+RECBOLE_VENV := .venv-recbole
+$(RECBOLE_VENV)/.installed:
+	test -x $(RECBOLE_VENV)/bin/python || $(PYTHON) -m venv $(RECBOLE_VENV)
+	$(RECBOLE_VENV)/bin/python -m pip install --quiet "torch==2.13.0+cpu" || \
+	  $(RECBOLE_VENV)/bin/python -m pip install --quiet "torch==2.13.0" --index-url https://download.pytorch.org/whl/cpu
+	$(RECBOLE_VENV)/bin/python -m pip install --quiet "recbole==1.2.1" "numpy<2" "pandas<2.3" "scipy<1.14" \
+	  "torch==2.13.0+cpu" "tqdm" "threadpoolctl"
+	# RecBole's ray imports pkg_resources (setuptools<70); torch declares setuptools>=77 but runs with it
+	$(RECBOLE_VENV)/bin/python -m pip install --quiet "setuptools<70" 2>&1 | grep -v "incompatible" || true
+	$(RECBOLE_VENV)/bin/python -m pip install --quiet --no-deps -e .
+	touch $@
+
+recbole-check: $(RECBOLE_VENV)/.installed
+	TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD=1 PYTHONPATH=$(CURDIR)/src $(RECBOLE_VENV)/bin/python \
+	  workflow/scripts/recbole_check.py --output results/frameworks/recbole_check.csv

@@ -16,6 +16,10 @@ The public API (ranks are 1-based everywhere):
 ``estimate(..., interval=0.95)``                             confidence intervals (:mod:`.intervals`)
 ``sampled_ranks_from_scores(scores, target_column, rng)``    sampled ranks r_u from a score matrix
 ``evaluate_adaptive(score, test_items, n_items, n0, n_max)`` adaptive evaluation of a live scorer
+``read_run(path, format)``                                   a framework's sampled run (:mod:`.runs`)
+``correct(run, method, metrics, ks)``                        its corrected metrics with intervals
+``compare(run_a, run_b, metric, k)``                         paired difference, P(A > B) (:mod:`.compare`)
+``compare_many(runs, metric, k)``                            every pair, Holm-adjusted
 =========================================================== ===========================================
 
 References: Krichene & Rendle, KDD 2020; Li, Jin, Gao & Liu, KDD 2020; Jin, Li, Mudrak, Gao &
@@ -26,6 +30,7 @@ protocol); see :func:`estimate`.
 """
 
 from .adaptive_evaluation import evaluate_adaptive
+from .compare import compare, compare_many
 from .estimators import (
     METHODS,
     Estimator,
@@ -37,6 +42,7 @@ from .estimators import (
 from .kernels import kernel_columns, rank_kernel
 from .mappings import expected_sampled_hit_ratio, fit_beta, mapping
 from .metrics import global_metrics, metric_weights
+from .runs import Run, correct, read_run
 from .score_matrix import sampled_ranks_from_scores
 from .simulation import adaptive_sample_ranks, sample_ranks, sampling_cost
 
@@ -46,7 +52,11 @@ __all__ = [
     "METHODS",
     "Estimator",
     "ImpossibleEstimateWarning",
+    "Run",
     "adaptive_sample_ranks",
+    "compare",
+    "compare_many",
+    "correct",
     "estimate",
     "estimate_many",
     "evaluate_adaptive",
@@ -58,6 +68,7 @@ __all__ = [
     "metric_weights",
     "rank_distribution",
     "rank_kernel",
+    "read_run",
     "sample_ranks",
     "sampled_ranks_from_scores",
     "sampling_cost",

@@ -13,6 +13,8 @@ import sys
 #: modules that contribute sub-commands, in the order they appear in ``--help``
 COMMAND_MODULES = (
     "itemsampling.commands.estimate",
+    "itemsampling.commands.correct",
+    "itemsampling.commands.compare",
     "itemsampling.commands.data",
     "itemsampling.commands.train",
     "itemsampling.commands.ranks",

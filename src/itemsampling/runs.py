@@ -1,0 +1,349 @@
+"""Sampled evaluations written by recommender frameworks, read into one typed :class:`Run`.
+
+A run holds, for each test user u, the rank r_u of the held-out (positive) item among its n_u
+candidates (the positive and its n_u - 1 sampled negatives; 1 = ranked first), the catalogue
+size N, the sampling protocol and the model's name. :func:`correct` turns it into the table of
+:func:`itemsampling.estimate`.
+
+Formats (:func:`read_run`, ``format=``):
+
+``scores``
+    A score matrix, one row per user, the positive's score in column 0 (``.npy``, or a CSV/TSV
+    without header). Ranks with ties broken uniformly at random, seeded (:mod:`.score_matrix`).
+``ranks``
+    A CSV with a ``rank`` column, and optionally ``sample_size`` (n_u) and ``user``.
+``ncf`` / ``elliot``
+    NCF's ``*.test.negative`` (one line per user: ``(user,item)\\tneg1\\t...``), which is also
+    the layout of Elliot's fixed-negatives file, plus a score matrix in the same row and column
+    order (the positive first, then the negatives as listed).
+``rechorus``
+    ReChorus's test file (tab-separated, columns ``user_id``, ``item_id``, ``neg_items``: a
+    list of item ids), plus its predictions, one row per test row, the positive first (the
+    layout of ``BaseRunner.predict``).
+``recbole``
+    The CSV that the ``SampledRanks`` metric of :mod:`itemsampling.recbole_metrics` writes from
+    a RecBole run: ``user_id, rank, n_candidates, n_items, mode`` (``n_items``: N, or N_u).
+
+**Duplicates among the negatives.** A negative listed twice (NCF's file has such lines) was
+drawn with replacement. A score matrix keeps both copies, so the positive's rank counts them
+twice: the rank is that of sampling with replacement, and the run's protocol is
+``uniform_with_replacement`` (the binomial kernel, KDD'20 §2). A warning says how many users
+have duplicates. Where a reader sees distinct candidates only (RecBole masks its score matrix,
+so a duplicate is one candidate), n_u varies between users; :func:`thin` then brings every
+user to the smallest n by a uniform subsample of its negatives (exact: a uniform subset of a
+uniform subset is uniform, so the kernel stays hypergeometric).
+
+**Protocols not supported yet.** Popularity-sampled negatives and several positives per user
+need kernels the estimators do not have yet; :func:`correct` names what is missing. A protocol
+is accepted as soon as :data:`itemsampling.kernels.SCHEMES` holds its scheme (``popularity``),
+or :func:`itemsampling.estimators.method_options` accepts ``positives_per_user``.
+"""
+
+from __future__ import annotations
+
+import ast
+import warnings
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from numpy.typing import ArrayLike
+
+from . import kernels
+from .estimators import estimate, method_options
+from .score_matrix import sampled_ranks_from_scores
+from .simulation import as_generator
+
+__all__ = ["FORMATS", "PROTOCOLS", "DuplicateNegativesWarning", "Run", "correct", "read_run", "thin"]
+
+#: sampling protocols a run may state, with the kernel scheme each one needs
+PROTOCOLS = {
+    "uniform_without_replacement": "hypergeometric",
+    "uniform_with_replacement": "binomial",
+    "popularity": "popularity",
+    "several_positives": "hypergeometric",
+}
+FORMATS = ("scores", "ranks", "ncf", "elliot", "rechorus", "recbole")
+#: RecBole's eval_args.mode prefix -> protocol
+_RECBOLE_MODES = {"uni": "uniform_without_replacement", "pop": "popularity"}
+
+
+class DuplicateNegativesWarning(UserWarning):
+    """Some users' negatives list an item more than once (sampling with replacement)."""
+
+
+@dataclass(frozen=True)
+class Run:
+    """One model's sampled evaluation: per user the positive's rank among its candidates.
+
+    Attributes
+    ----------
+    ranks : numpy.ndarray
+        int64, 1-based rank r_u of the positive among its n_u candidates.
+    sample_size : numpy.ndarray
+        int64 n_u: the positive plus its sampled negatives.
+    n_items : int or numpy.ndarray
+        Catalogue size N, the number of items ranked by the full evaluation; or each user's
+        number of candidates N_u where the full evaluation leaves out the user's training items
+        (the ``unseen`` protocol of :func:`itemsampling.estimate`).
+    protocol : str
+        One of :data:`PROTOCOLS`.
+    model : str
+        The model's name.
+    users : numpy.ndarray
+        The user id of each row (several rows of one user: several positives).
+    """
+
+    ranks: np.ndarray
+    sample_size: np.ndarray
+    n_items: int | np.ndarray
+    protocol: str
+    model: str = "model"
+    users: np.ndarray = field(default=None)
+
+    def __post_init__(self):
+        ranks = np.asarray(self.ranks, dtype=np.int64)
+        sizes = np.broadcast_to(np.asarray(self.sample_size, dtype=np.int64), ranks.shape).copy()
+        users = np.arange(ranks.size) if self.users is None else np.asarray(self.users)
+        if ranks.ndim != 1 or ranks.size == 0:
+            raise ValueError("a run needs a 1-D array of at least one rank")
+        if users.shape != ranks.shape:
+            raise ValueError(f"a run has {ranks.size} ranks but {users.size} user ids")
+        if np.any(ranks < 1) or np.any(ranks > sizes):
+            bad = int(np.flatnonzero((ranks < 1) | (ranks > sizes))[0])
+            raise ValueError(f"row {bad}: rank {ranks[bad]} is outside 1..n_u = {sizes[bad]}; ranks are "
+                             "1-based among the positive and its sampled negatives")
+        n_items = np.asarray(self.n_items, dtype=np.int64)
+        n_items = int(n_items) if n_items.ndim == 0 else n_items
+        if np.ndim(n_items) and np.shape(n_items) != ranks.shape:
+            raise ValueError(f"a run has {ranks.size} ranks but {np.size(n_items)} catalogue sizes N_u")
+        if np.any(sizes < 2) or np.any(sizes > n_items):
+            raise ValueError("candidate counts n_u must lie in 2..N (the catalogue size, or N_u)")
+        if self.protocol not in PROTOCOLS:
+            raise ValueError(f"unknown protocol {self.protocol!r}; one of {', '.join(PROTOCOLS)}")
+        protocol = self.protocol
+        if protocol != "several_positives" and pd.Series(users).duplicated().any():
+            protocol = "several_positives"
+        object.__setattr__(self, "ranks", ranks)
+        object.__setattr__(self, "sample_size", sizes)
+        object.__setattr__(self, "n_items", n_items)
+        object.__setattr__(self, "users", users)
+        object.__setattr__(self, "protocol", protocol)
+
+    def __len__(self) -> int:
+        return int(self.ranks.size)
+
+
+def thin(run: Run, rng: np.random.Generator | int | None = 0) -> Run:
+    """Bring every user to the smallest candidate count n = min_u n_u.
+
+    Keeping a uniform subset of n - 1 of user u's n_u - 1 negatives, the number of kept
+    negatives that outrank the positive is hypergeometric,
+    r'_u - 1 ~ Hypergeometric(n_u - 1 total, r_u - 1 successes, n - 1 draws),
+    and the kept set is a uniform sample of the catalogue, so the estimators' kernel holds.
+
+    Parameters
+    ----------
+    run : Run
+    rng : numpy.random.Generator, int or None
+        Seed of the subsample (default 0: the same ranks every time).
+
+    Returns
+    -------
+    Run
+        The same run with one n for every user (unchanged if it had one already).
+    """
+    n = int(run.sample_size.min())
+    if np.all(run.sample_size == n):
+        return run
+    above = as_generator(rng).hypergeometric(run.ranks - 1, run.sample_size - run.ranks, n - 1)
+    return replace(run, ranks=above + 1, sample_size=np.full_like(run.sample_size, n))
+
+
+def correct(run: Run, method: str = "mn_mes", metrics: Sequence[str] | str = ("recall", "ndcg"),
+            ks: Iterable[int | None] | int | None = (10,), interval: float | None = 0.95, seed: int = 0,
+            **options) -> pd.DataFrame:
+    """Estimated global metrics of a run, with intervals: :func:`itemsampling.estimate` on its ranks.
+
+    The kernel scheme follows the run's protocol (:data:`PROTOCOLS`): hypergeometric for
+    uniform sampling without replacement, binomial with replacement. Users with different
+    candidate counts are first thinned to the smallest (:func:`thin`).
+
+    Parameters
+    ----------
+    run : Run
+    method, metrics, ks, interval, **options
+        As for :func:`itemsampling.estimate`.
+    seed : int
+        Seed of :func:`thin`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The table of :func:`itemsampling.estimate` with the columns ``model`` and ``protocol``
+        in front.
+
+    Raises
+    ------
+    NotImplementedError
+        For a protocol whose kernel the estimators do not have yet, naming what is missing.
+    """
+    scheme = check_supported(run, method)
+    run = thin(run, seed)
+    table = estimate(run.ranks, run.n_items, int(run.sample_size[0]), method, metrics=metrics, ks=ks,
+                     interval=interval, scheme=scheme, **options)
+    table.insert(0, "protocol", run.protocol)
+    table.insert(0, "model", run.model)
+    return table
+
+
+def check_supported(run: Run, method: str = "mn_mes") -> str:
+    """The kernel scheme of the run's protocol; a clear error where the estimators lack it."""
+    scheme = PROTOCOLS[run.protocol]
+    if scheme not in kernels.SCHEMES:
+        raise NotImplementedError(
+            f"run {run.model!r} samples its negatives by popularity; the estimators have no "
+            f"popularity kernel P(r | R) yet (itemsampling.kernels.SCHEMES = {kernels.SCHEMES} lacks "
+            f"{scheme!r}). Evaluate with uniform sampling (RecBole: uni100, not pop100) until it is added"
+        )
+    if run.protocol == "several_positives" and "positives_per_user" not in method_options(method):
+        counts = pd.Series(run.users).value_counts()
+        raise NotImplementedError(
+            f"run {run.model!r} has several positives per user (up to {int(counts.max())}, "
+            f"{int((counts > 1).sum())} users); the estimators take one held-out item per user so far "
+            "(no option 'positives_per_user'). Use a leave-one-out split (RecBole: split {'LS': "
+            "'valid_and_test'}) so each user has one test positive"
+        )
+    return scheme
+
+
+def read_run(source: str | Path | ArrayLike | Run, format: str = "scores", *,
+             scores: str | Path | ArrayLike | None = None, n_items: int | None = None,
+             model: str | None = None, protocol: str | None = None, seed: int = 0) -> Run:
+    """Read a framework's sampled evaluation into a :class:`Run`.
+
+    Parameters
+    ----------
+    source : str, path, array or Run
+        The run's file (see the module docstring for each ``format``), a score matrix, or a Run.
+    format : str
+        One of :data:`FORMATS`.
+    scores : str, path or array, optional
+        For ``ncf``, ``elliot`` and ``rechorus``: the score matrix (``.npy`` or CSV/TSV without
+        header), the positive in column 0.
+    n_items : int
+        Catalogue size N (the ``recbole`` file carries it).
+    model : str, optional
+        The model's name (default: the file's stem).
+    protocol : str, optional
+        Overrides the protocol the reader infers (default: uniform without replacement, or with
+        replacement where negatives repeat).
+    seed : int
+        Seed of the tie-breaking among equal scores.
+
+    Returns
+    -------
+    Run
+    """
+    if isinstance(source, Run):
+        return source
+    if format not in FORMATS:
+        raise ValueError(f"unknown format {format!r}; one of {', '.join(FORMATS)}")
+    name = model or (Path(source).stem if isinstance(source, (str, Path)) else format)
+    if format == "recbole":
+        return _read_recbole(source, name, protocol)
+    if n_items is None:
+        raise ValueError(f"format {format!r} needs the catalogue size n_items (--n-items N)")
+    if format == "ranks":
+        table = pd.read_csv(source)
+        if "rank" not in table.columns:
+            raise ValueError(f"ranks file {source!r} has no 'rank' column")
+        if "sample_size" not in table.columns:
+            raise ValueError(f"ranks file {source!r} has no 'sample_size' column (n_u: the positive "
+                             "plus its sampled negatives)")
+        users = table["user"].to_numpy() if "user" in table.columns else None
+        return Run(table["rank"], table["sample_size"], n_items, protocol or "uniform_without_replacement",
+                   name, users)
+    if format == "scores":
+        matrix = _matrix(source)
+        return Run(sampled_ranks_from_scores(matrix, 0, seed), matrix.shape[1], n_items,
+                   protocol or "uniform_without_replacement", name)
+    if scores is None:
+        raise ValueError(f"format {format!r} needs the score matrix of its candidates (scores=..., --scores FILE)")
+    users, candidates = _read_ncf(source) if format in ("ncf", "elliot") else _read_rechorus(source)
+    matrix = _matrix(scores)
+    if matrix.shape != candidates.shape:
+        raise ValueError(f"the scores have shape {matrix.shape} but the negatives file lists "
+                         f"{candidates.shape[0]} users with {candidates.shape[1]} candidates each "
+                         "(the positive first, then its negatives in the file's order)")
+    repeated = _rows_with_duplicates(candidates)
+    inferred = "uniform_without_replacement"
+    if repeated:
+        warnings.warn(
+            f"{repeated} of {len(users)} users list a negative more than once: the negatives were drawn "
+            "with replacement; each copy is a candidate and the binomial kernel is used",
+            DuplicateNegativesWarning, stacklevel=2)
+        inferred = "uniform_with_replacement"
+    return Run(sampled_ranks_from_scores(matrix, 0, seed), matrix.shape[1], n_items,
+               protocol or inferred, name, users)
+
+
+def _matrix(source) -> np.ndarray:
+    if isinstance(source, (str, Path)):
+        path = Path(source)
+        if not path.is_file():
+            raise FileNotFoundError(f"scores file {str(path)!r} does not exist")
+        if path.suffix == ".npy":
+            return np.load(path, allow_pickle=False)
+        return pd.read_csv(path, header=None, sep=None, engine="python").to_numpy(dtype=np.float64)
+    return np.asarray(source, dtype=np.float64)
+
+
+def _read_ncf(path) -> tuple[np.ndarray, np.ndarray]:
+    """``(user,item)\\tneg1\\t...`` lines -> user ids and candidate ids (positive first)."""
+    users, rows = [], []
+    with open(path, encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            fields = line.rstrip("\n").split("\t")
+            try:
+                user, item = ast.literal_eval(fields[0])
+                rows.append([int(item), *map(int, fields[1:])])
+            except (ValueError, SyntaxError, TypeError):
+                raise ValueError(f"{path}: line {number} is not '(user,item)<TAB>neg1<TAB>...'") from None
+            users.append(user)
+    if len({len(row) for row in rows}) != 1:
+        raise ValueError(f"{path}: users have different numbers of negatives")
+    return np.asarray(users), np.asarray(rows, dtype=np.int64)
+
+
+def _read_rechorus(path) -> tuple[np.ndarray, np.ndarray]:
+    table = pd.read_csv(path, sep="\t")
+    missing = {"user_id", "item_id", "neg_items"} - set(table.columns)
+    if missing:
+        raise ValueError(f"ReChorus test file {path!r} lacks the column(s) {sorted(missing)}")
+    negatives = [ast.literal_eval(text) if isinstance(text, str) else list(text) for text in table["neg_items"]]
+    rows = [[item, *neg] for item, neg in zip(table["item_id"], negatives, strict=True)]
+    if len({len(row) for row in rows}) != 1:
+        raise ValueError(f"{path}: users have different numbers of negatives")
+    return table["user_id"].to_numpy(), np.asarray(rows, dtype=np.int64)
+
+
+def _read_recbole(source, name: str, protocol: str | None) -> Run:
+    table = source if isinstance(source, pd.DataFrame) else pd.read_csv(source)
+    missing = {"user_id", "rank", "n_candidates", "n_items", "mode"} - set(table.columns)
+    if missing:
+        raise ValueError(f"RecBole ranks file lacks the column(s) {sorted(missing)}; write it with "
+                         "the SampledRanks metric of itemsampling.recbole_metrics")
+    mode = str(table["mode"].iloc[0])
+    if mode[:3] not in _RECBOLE_MODES:
+        raise ValueError(f"RecBole mode {mode!r} is not a sampled evaluation (uniN or popN)")
+    sizes = table["n_items"].to_numpy()
+    return Run(table["rank"], table["n_candidates"], int(sizes[0]) if np.all(sizes == sizes[0]) else sizes,
+               protocol or _RECBOLE_MODES[mode[:3]], name, table["user_id"].to_numpy())
+
+
+def _rows_with_duplicates(candidates: np.ndarray) -> int:
+    ordered = np.sort(candidates, axis=1)
+    return int(np.any(ordered[:, 1:] == ordered[:, :-1], axis=1).sum())
