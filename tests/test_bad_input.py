@@ -107,6 +107,17 @@ FUNCTION_CASES = [
          message="n_items must be one integer N or one N_u per user (2 entries)"),
     case("estimate/n-above-a-users-candidates", its.estimate, [1, 2], [50, 8], 10, "bv",
          message="sample_size n=10 is out of range"),
+    # Run, read_run, correct, compare, compare_many
+    case("Run/rank-above-candidates", its.Run, [1, 5], 4, 100, "uniform_without_replacement",
+         message="row 1: rank 5 is outside 1..n_u = 4"),
+    case("Run/unknown-protocol", its.Run, [1, 2], 4, 100, "sorted", message="unknown protocol 'sorted'"),
+    case("read_run/unknown-format", its.read_run, [[0.3, 0.2]], "csv", message="unknown format 'csv'"),
+    case("correct/needs-a-run", its.correct, its.Run([1, 2], 4, 100, "uniform_without_replacement"), "magic",
+         message="unknown method 'magic'"),
+    case("compare/other-users", its.compare, its.Run([1, 2], 4, 100, "uniform_without_replacement", "a"),
+         its.Run([1, 2, 3], 4, 100, "uniform_without_replacement", "b"), message="must hold the same users"),
+    case("compare_many/same-names", its.compare_many, [its.Run([1, 2], 4, 100, "uniform_without_replacement")] * 2,
+         message="models need distinct names to be compared"),
     # estimate_many, Estimator
     case("estimate_many/duplicate-labels", its.estimate_many, [1, 2], 50, 10, [its.Estimator("bv")] * 2,
          message="distinct labels"),
@@ -187,6 +198,12 @@ STUDY_ARGS = ["--study", "sampled_metrics", "--config", "{{}}", "--seed", "0"]
 MISSING_FOLDER = "the folder '{folder}{sep}no-such-folder' does not exist; create it first"
 
 COMMAND_CASES = [
+    # itemsampling correct, itemsampling compare
+    pytest.param(["correct", "{ranks}", "--format", "ranks", "--n-items", "100"],
+                 "has no 'sample_size' column (n_u: the positive plus its sampled negatives)",
+                 id="correct/ranks-without-sample-size"),
+    pytest.param(["compare", "{ranks}", "--format", "ranks", "--n-items", "100"], "give at least two models",
+                 id="compare/one-model"),
     # itemsampling estimate
     pytest.param([*ESTIMATE_ABSENT, "--output", "{no_folder}"], MISSING_FOLDER, id="estimate/output-folder-missing"),
     pytest.param([*ESTIMATE_ABSENT, "--output", "{folder}"], "--output '{folder}' is a folder",
