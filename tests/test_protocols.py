@@ -213,3 +213,35 @@ def test_candidate_duplicates_and_ncf_reader(tmp_path):
         "rows": 2, "negatives_per_row": 3, "rows_with_duplicates": 1, "duplicate_draws": 1,
         "rows_with_positive_as_negative": 1}
     assert isinstance(pd.DataFrame([candidate_duplicates(items, negs)]), pd.DataFrame)
+
+
+def _long(draws, above_rows):
+    users = np.repeat(np.arange(draws.shape[0]), draws.shape[1])
+    return users, draws.ravel(), np.take_along_axis(above_rows, draws, 1).ravel()
+
+
+@pytest.mark.filterwarnings("ignore:.*rank estimates exceed")
+def test_estimate_sampled_matches_the_array_estimators_and_checks_input():
+    counts, above = _catalogue(4)
+    p = nu.popularity_probabilities(counts)
+    draws = nu.draw_negatives(300, 20, 12, probabilities=p)
+    above_rows = np.broadcast_to(above, (300, N_NEG))
+    users, neg, ab = _long(draws, above_rows)
+    n_items = N_NEG + 1  # the catalogue: the negatives and the target (item N_NEG, never drawn)
+    p_all = np.append(p, 0.0)
+    t = nu.estimate_sampled(users, neg, ab, n_items, method="hansen_hurwitz", probabilities=p_all,
+                            metrics="ndcg", ks=[10], interval=0.95)
+    want = nu.corrected_estimate(nu.hansen_hurwitz_rank(above[draws], p[draws]), n_items, "ndcg", [10],
+                                 interval=0.95)
+    pd.testing.assert_frame_equal(t, want)
+    pi = np.append(nu.inclusion_probabilities("popularity", N_NEG, 20, probabilities=p, replace=True), 0)
+    with pytest.warns(UserWarning, match="duplicated draws"):
+        nu.estimate_sampled(users, neg, ab, n_items, inclusion=pi, metrics="ndcg", ks=[10])
+    naive = nu.estimate_sampled(users, neg, ab, n_items, method="sampled", metrics="recall", ks=[1])
+    assert naive["estimate"].iloc[0] == pytest.approx(np.mean(~above[draws].any(axis=1)))
+    with pytest.raises(ValueError, match="catalogue"):
+        nu.estimate_sampled(users, neg + 5, ab, n_items, probabilities=p_all, method="hansen_hurwitz")
+    with pytest.raises(ValueError, match="own negative"):
+        nu.estimate_sampled(users, neg, ab, n_items, inclusion=pi, positives=neg)
+    with pytest.raises(ValueError, match="sum to"):
+        nu.estimate_sampled(users, neg, ab, n_items, method="hansen_hurwitz", probabilities=np.append(p, 0.5))

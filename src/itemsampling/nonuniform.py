@@ -29,10 +29,12 @@ import pandas as pd
 from .metrics import metric_weights
 
 __all__ = [
+    "SAMPLED_METHODS",
     "SAMPLERS",
     "check_probabilities",
     "corrected_estimate",
     "draw_negatives",
+    "estimate_sampled",
     "hansen_hurwitz_rank",
     "horvitz_thompson_rank",
     "inclusion_probabilities",
@@ -42,6 +44,8 @@ __all__ = [
 
 #: samplers with known inclusion probabilities
 SAMPLERS = ("uniform", "popularity", "stratified")
+#: methods of :func:`estimate_sampled`
+SAMPLED_METHODS = ("horvitz_thompson", "hansen_hurwitz", "sampled")
 _PROB_TOL = 1e-6
 
 
@@ -269,3 +273,90 @@ def corrected_estimate(rank_estimates, n_items: int, metrics: Sequence[str] | st
         warnings.warn(f"{int(np.sum(rank > n_items))} rank estimates exceed N = {n_items} and are "
                       "counted at rank N + 1 (no metric weight; AUC is then no longer unbiased)", stacklevel=2)
     return table
+
+
+def estimate_sampled(users, negatives, above, n_items: int, *, method: str = "horvitz_thompson",
+                     probabilities=None, inclusion=None, positives=None,
+                     metrics: Sequence[str] | str = ("recall", "ndcg", "ap"),
+                     ks: Iterable[int | None] | int | None = range(1, 51), **interval_opts) -> pd.DataFrame:
+    """Global metrics from negatives drawn with known probabilities, one row per drawn negative.
+
+    The companion of :func:`itemsampling.estimate` for non-uniform samplers: it takes what a
+    practitioner knows (which negatives were drawn, whether each scores at or above the target,
+    and the sampler's probabilities) and returns the same table.
+
+    Parameters
+    ----------
+    users : array_like, shape (D,)
+        User of each drawn negative (a user's rows are its sample).
+    negatives : array_like of int, shape (D,)
+        0-based item index of each drawn negative, in 0..N-1.
+    above : array_like of bool, shape (D,)
+        Whether the negative scores at or above the user's target.
+    n_items : int
+        N, the catalogue size (global ranks 1..N).
+    method : {"horvitz_thompson", "hansen_hurwitz", "sampled"}
+        ``horvitz_thompson``: R̂ from the distinct drawn items and their inclusion probabilities
+        ``inclusion`` (π_j per item); ``hansen_hurwitz``: R̂ from the draws with replacement
+        (duplicates kept) and the per-draw ``probabilities`` (p_j per item, summing to one);
+        ``sampled``: the uncorrected metric at the sampled rank 1 + #draws above, among the
+        user's m + 1 items.
+    probabilities, inclusion : array_like, shape (N,), optional
+        Per-draw probabilities p_j (Hansen–Hurwitz) or inclusion probabilities π_j
+        (Horvitz–Thompson) of every item.
+    positives : array_like of int, shape (D,), optional
+        The target of each row: checked never to be drawn as its own negative.
+    metrics, ks, **interval_opts
+        As in :func:`corrected_estimate`.
+    """
+    if method not in SAMPLED_METHODS:
+        raise ValueError(f"method must be one of {', '.join(SAMPLED_METHODS)}, got {method!r}")
+    users = np.asarray(users)
+    neg = np.asarray(negatives)
+    above = np.asarray(above, dtype=bool)
+    if not (users.shape == neg.shape == above.shape) or neg.ndim != 1 or neg.size == 0:
+        raise ValueError("users, negatives and above must be 1-D arrays of the same, non-zero length")
+    if not np.issubdtype(neg.dtype, np.integer) or neg.min() < 0 or neg.max() >= n_items:
+        bad = neg[(neg < 0) | (neg >= n_items)] if np.issubdtype(neg.dtype, np.number) else neg
+        raise ValueError(f"negatives must be item indices in 0..{n_items - 1} (the catalogue); "
+                         f"found {bad[:5].tolist()}")
+    if positives is not None:
+        own = np.asarray(positives) == neg
+        if own.any():
+            raise ValueError(f"{int(own.sum())} rows draw the user's positive as its own negative "
+                             f"(first: user {users[own][0]!r}, item {neg[own][0]}); drop those draws")
+    _, uid = np.unique(users, return_inverse=True)
+    n_users = int(uid.max()) + 1
+    draws = np.bincount(uid, minlength=n_users)
+    if method == "hansen_hurwitz":
+        if probabilities is None:
+            raise ValueError("hansen_hurwitz needs the per-draw probabilities of every item")
+        p = check_probabilities(probabilities, n_items)
+        if np.any(p[neg[above]] <= 0):
+            raise ValueError("a negative above the target has per-draw probability 0")
+        terms = np.where(above, 1 / np.where(above, p[neg], 1), 0)
+        rhat = 1 + np.bincount(uid, weights=terms, minlength=n_users) / draws
+    elif method == "horvitz_thompson":
+        if inclusion is None:
+            raise ValueError("horvitz_thompson needs the inclusion probability of every item")
+        pi = np.asarray(inclusion, dtype=float)
+        if pi.shape != (n_items,) or np.any(~np.isfinite(pi)) or np.any(pi < 0) or np.any(pi > 1):
+            raise ValueError(f"inclusion probabilities must be {n_items} numbers in [0, 1]")
+        key = uid.astype(np.int64) * n_items + neg
+        distinct = np.zeros(key.size, dtype=bool)
+        distinct[np.unique(key, return_index=True)[1]] = True
+        if not distinct.all():
+            warnings.warn(f"{int((~distinct).sum())} duplicated draws counted once: Horvitz–Thompson "
+                          "uses distinct items (pass π_j = 1 - (1 - p_j)^m for draws with "
+                          "replacement, or use hansen_hurwitz)", stacklevel=2)
+        use = distinct & above
+        if np.any(pi[neg[use]] <= 0):
+            raise ValueError("a negative above the target has inclusion probability 0")
+        terms = np.where(use, 1 / np.where(use, pi[neg], 1), 0)
+        rhat = 1 + np.bincount(uid, weights=terms, minlength=n_users)
+    else:
+        if np.unique(draws).size > 1:
+            raise ValueError("the uncorrected sampled metric needs the same number of draws per user")
+        sampled_rank = 1 + np.bincount(uid, weights=above, minlength=n_users)
+        return corrected_estimate(sampled_rank, int(draws[0]) + 1, metrics, ks, **interval_opts)
+    return corrected_estimate(rhat, n_items, metrics, ks, **interval_opts)
