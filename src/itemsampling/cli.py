@@ -13,6 +13,7 @@ import sys
 #: modules that contribute sub-commands, in the order they appear in ``--help``
 COMMAND_MODULES = (
     "itemsampling.commands.estimate",
+    "itemsampling.commands.protocols",
     "itemsampling.commands.data",
     "itemsampling.commands.train",
     "itemsampling.commands.ranks",
