@@ -35,7 +35,6 @@ def _read(capsys):
     return pd.read_csv(io.StringIO(capsys.readouterr().out))
 
 
-@pytest.mark.filterwarnings("ignore:.*rank estimates exceed")
 def test_popularity_sampled_estimate_matches_the_function(sample, capsys):
     path, probs, table, p = sample
     assert main(["estimate-sampled", str(path), "--n-items", str(N_ITEMS), "--sampler", "popularity",
@@ -47,7 +46,6 @@ def test_popularity_sampled_estimate_matches_the_function(sample, capsys):
     np.testing.assert_allclose(got[["estimate", "se", "lower", "upper"]], want[["estimate", "se", "lower", "upper"]])
 
 
-@pytest.mark.filterwarnings("ignore:.*rank estimates exceed")
 def test_a_uniform_method_under_popularity_warns_and_falls_back(sample, capsys):
     path, probs, *_ = sample
     with pytest.warns(UserWarning, match="cannot honour the popularity sampler"):

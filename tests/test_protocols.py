@@ -220,7 +220,6 @@ def _long(draws, above_rows):
     return users, draws.ravel(), np.take_along_axis(above_rows, draws, 1).ravel()
 
 
-@pytest.mark.filterwarnings("ignore:.*rank estimates exceed")
 def test_estimate_sampled_matches_the_array_estimators_and_checks_input():
     counts, above = _catalogue(4)
     p = nu.popularity_probabilities(counts)

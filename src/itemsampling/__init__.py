@@ -16,6 +16,8 @@ The public API (ranks are 1-based everywhere):
 ``estimate(..., interval=0.95)``                             confidence intervals (:mod:`.intervals`)
 ``sampled_ranks_from_scores(scores, target_column, rng)``    sampled ranks r_u from a score matrix
 ``evaluate_adaptive(score, test_items, n_items, n0, n_max)`` adaptive evaluation of a live scorer
+``estimate_sampled(users, negatives, above, n_items, ...)``  metrics from popularity-sampled negatives
+``estimate_multi_positive(ranks, users, n_items, n)``        metrics with several held-out items
 =========================================================== ===========================================
 
 References: Krichene & Rendle, KDD 2020; Li, Jin, Gao & Liu, KDD 2020; Jin, Li, Mudrak, Gao &
@@ -37,6 +39,8 @@ from .estimators import (
 from .kernels import kernel_columns, rank_kernel
 from .mappings import expected_sampled_hit_ratio, fit_beta, mapping
 from .metrics import global_metrics, metric_weights
+from .multi_positive import estimate_multi_positive, multi_positive_metrics
+from .nonuniform import estimate_sampled
 from .score_matrix import sampled_ranks_from_scores
 from .simulation import adaptive_sample_ranks, sample_ranks, sampling_cost
 
@@ -49,6 +53,8 @@ __all__ = [
     "adaptive_sample_ranks",
     "estimate",
     "estimate_many",
+    "estimate_multi_positive",
+    "estimate_sampled",
     "evaluate_adaptive",
     "expected_sampled_hit_ratio",
     "fit_beta",
@@ -56,6 +62,7 @@ __all__ = [
     "kernel_columns",
     "mapping",
     "metric_weights",
+    "multi_positive_metrics",
     "rank_distribution",
     "rank_kernel",
     "sample_ranks",

@@ -269,9 +269,10 @@ def corrected_estimate(rank_estimates, n_items: int, metrics: Sequence[str] | st
             rows.append(row)
     table = pd.DataFrame(rows)
     table["k"] = table["k"].astype("Int64")
-    if np.any(rank > n_items):
+    if np.any(rank > n_items) and None in ks:  # with a cut-off K <= N the weight is 0 either way
         warnings.warn(f"{int(np.sum(rank > n_items))} rank estimates exceed N = {n_items} and are "
-                      "counted at rank N + 1 (no metric weight; AUC is then no longer unbiased)", stacklevel=2)
+                      "counted at rank N + 1 with weight 0: the untruncated metrics (k = None; "
+                      "AUC's linear unbiasedness) cannot honour them", stacklevel=2)
     return table
 
 
