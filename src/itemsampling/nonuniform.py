@@ -325,7 +325,7 @@ def estimate_sampled(users, negatives, above, n_items: int, *, method: str = "ho
         own = np.asarray(positives) == neg
         if own.any():
             raise ValueError(f"{int(own.sum())} rows draw the user's positive as its own negative "
-                             f"(first: user {users[own][0]!r}, item {neg[own][0]}); drop those draws")
+                             f"(first: user {users[own][0]}, item {neg[own][0]}); drop those draws")
     _, uid = np.unique(users, return_inverse=True)
     n_users = int(uid.max()) + 1
     draws = np.bincount(uid, minlength=n_users)
