@@ -164,9 +164,7 @@ def test_multi_positive_metrics_match_an_explicit_ranking():
 
 
 def test_positions_add_the_positives_above():
-    pos, n_pos = positions([3, 1, 3, 7], ["a", "a", "a", "b"])
-    np.testing.assert_array_equal(pos, [4, 1, 5, 7])
-    np.testing.assert_array_equal(n_pos, [3, 3, 3, 1])
+    np.testing.assert_array_equal(positions([3, 1, 3, 7], ["a", "a", "a", "b"]), [4, 1, 5, 7])
 
 
 def test_multi_positive_estimate_full_sample_is_exact_and_rank_level_mc():

@@ -34,12 +34,9 @@ __all__ = ["MULTI_METRICS", "estimate_multi_positive", "multi_positive_metrics",
 MULTI_METRICS = ("recall", "ndcg", "hit", "calibrated_recall")
 
 
-def positions(negative_ranks, users) -> tuple[np.ndarray, np.ndarray]:
-    """Full-ranking positions of each positive and each user's number of positives.
-
-    Returns ``(position, n_pos)``: position_i = R_i + #(positives of the same user placed before
-    i when sorted by R, ties in input order); n_pos per positive (P_u of its user).
-    """
+def positions(negative_ranks, users) -> np.ndarray:
+    """Full-ranking position of each positive: R_i + #(positives of the same user placed before i
+    when sorted by R, ties in input order)."""
     ranks = np.asarray(negative_ranks, dtype=float)
     users = np.asarray(users)
     if ranks.shape != users.shape or ranks.ndim != 1:
@@ -49,13 +46,10 @@ def positions(negative_ranks, users) -> tuple[np.ndarray, np.ndarray]:
     _, uid = np.unique(users, return_inverse=True)
     order = np.lexsort((np.arange(ranks.size), ranks, uid))
     starts = np.r_[0, np.flatnonzero(np.diff(uid[order])) + 1]
-    n_pos_sorted = np.diff(np.r_[starts, ranks.size]).repeat(np.diff(np.r_[starts, ranks.size]))
     within = np.arange(ranks.size) - np.repeat(starts, np.diff(np.r_[starts, ranks.size]))
     pos = np.empty(ranks.size)
     pos[order] = ranks[order] + within
-    n_pos = np.empty(ranks.size, dtype=np.int64)
-    n_pos[order] = n_pos_sorted
-    return pos, n_pos
+    return pos
 
 
 def multi_positive_metrics(negative_ranks, users, metrics: Sequence[str] | str = MULTI_METRICS,
@@ -84,7 +78,7 @@ def multi_positive_metrics(negative_ranks, users, metrics: Sequence[str] | str =
     if bad:
         raise ValueError(f"unknown metric(s) {bad}; choose from {', '.join(MULTI_METRICS)}")
     ks = [ks] if isinstance(ks, int) else list(ks)
-    pos, _ = positions(negative_ranks, users)
+    pos = positions(negative_ranks, users)
     _, uid = np.unique(np.asarray(users), return_inverse=True)
     n_users = uid.max() + 1
     p_u = np.bincount(uid, minlength=n_users)
