@@ -28,13 +28,14 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 
 __all__ = ["MULTI_METRICS", "estimate_multi_positive", "multi_positive_metrics", "positions"]
 
 MULTI_METRICS = ("recall", "ndcg", "hit", "calibrated_recall")
 
 
-def positions(negative_ranks, users) -> np.ndarray:
+def positions(negative_ranks: ArrayLike, users: ArrayLike) -> np.ndarray:
     """Full-ranking position of each positive: R_i + #(positives of the same user placed before i
     when sorted by R, ties in input order)."""
     ranks = np.asarray(negative_ranks, dtype=float)
@@ -52,7 +53,7 @@ def positions(negative_ranks, users) -> np.ndarray:
     return pos
 
 
-def multi_positive_metrics(negative_ranks, users, metrics: Sequence[str] | str = MULTI_METRICS,
+def multi_positive_metrics(negative_ranks: ArrayLike, users: ArrayLike, metrics: Sequence[str] | str = MULTI_METRICS,
                            ks: Iterable[int] | int = (1, 5, 10, 20, 50)) -> pd.DataFrame:
     """Exact user-averaged metrics@K with several relevant items (RecBole / RecPack definitions).
 
@@ -99,7 +100,7 @@ def multi_positive_metrics(negative_ranks, users, metrics: Sequence[str] | str =
     return pd.DataFrame(rows)
 
 
-def estimate_multi_positive(sampled_ranks, users, n_items: int, sample_size: int,
+def estimate_multi_positive(sampled_ranks: ArrayLike, users: ArrayLike, n_items: int, sample_size: int,
                             metrics: Sequence[str] | str = MULTI_METRICS,
                             ks: Iterable[int] | int = (1, 5, 10, 20, 50)) -> pd.DataFrame:
     """Estimate the metrics of :func:`multi_positive_metrics` from each positive's sampled rank.

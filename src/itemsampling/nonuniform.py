@@ -25,6 +25,7 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 
 from .metrics import metric_weights
 
@@ -49,7 +50,7 @@ SAMPLED_METHODS = ("horvitz_thompson", "hansen_hurwitz", "sampled")
 _PROB_TOL = 1e-6
 
 
-def popularity_probabilities(counts, alpha: float = 1.0) -> np.ndarray:
+def popularity_probabilities(counts: ArrayLike, alpha: float = 1.0) -> np.ndarray:
     """Per-draw probabilities p_j ∝ count_j^α of a popularity sampler (α = 0: uniform).
 
     Parameters
@@ -75,7 +76,7 @@ def popularity_probabilities(counts, alpha: float = 1.0) -> np.ndarray:
     return w / w.sum()
 
 
-def stratified_allocation(counts, n_strata: int, n_draws: int) -> tuple[np.ndarray, np.ndarray]:
+def stratified_allocation(counts: ArrayLike, n_strata: int, n_draws: int) -> tuple[np.ndarray, np.ndarray]:
     """Popularity strata of (nearly) equal size and an equal share of the draws in each.
 
     Returns ``(stratum, per_stratum)``: stratum index of each item (0 = least popular) and the
@@ -93,8 +94,9 @@ def stratified_allocation(counts, n_strata: int, n_draws: int) -> tuple[np.ndarr
     return stratum, per_stratum
 
 
-def inclusion_probabilities(sampler: str, n_items: int, n_draws: int, *, probabilities=None,
-                            stratum=None, per_stratum=None, replace: bool = False) -> np.ndarray:
+def inclusion_probabilities(sampler: str, n_items: int, n_draws: int, *, probabilities: ArrayLike | None = None,
+                            stratum: ArrayLike | None = None, per_stratum: ArrayLike | None = None,
+                            replace: bool = False) -> np.ndarray:
     """Inclusion probability π_j of every item j in a sample of ``n_draws`` negatives.
 
     - ``uniform`` without replacement: π_j = m/N (m draws from N items), with replacement
@@ -128,7 +130,7 @@ def inclusion_probabilities(sampler: str, n_items: int, n_draws: int, *, probabi
     return np.asarray(per_stratum, dtype=float)[stratum] / sizes[stratum]
 
 
-def check_probabilities(probabilities, n_items: int) -> np.ndarray:
+def check_probabilities(probabilities: ArrayLike, n_items: int) -> np.ndarray:
     """Per-draw probabilities: N finite non-negative numbers summing to one (clear error else)."""
     p = np.asarray(probabilities, dtype=float)
     if p.shape != (n_items,):
@@ -140,8 +142,9 @@ def check_probabilities(probabilities, n_items: int) -> np.ndarray:
     return p
 
 
-def draw_negatives(n_users: int, n_draws: int, rng, *, probabilities=None, replace: bool = True,
-                   stratum=None, per_stratum=None, n_items: int | None = None) -> np.ndarray:
+def draw_negatives(n_users: int, n_draws: int, rng: np.random.Generator | int | None, *,
+                   probabilities: ArrayLike | None = None, replace: bool = True, stratum: ArrayLike | None = None,
+                   per_stratum: ArrayLike | None = None, n_items: int | None = None) -> np.ndarray:
     """Draw item indices (0-based) of the negatives: (M, m) array.
 
     ``probabilities`` given: popularity draws with replacement (per-draw p_j); ``stratum`` given:
@@ -170,7 +173,7 @@ def draw_negatives(n_users: int, n_draws: int, rng, *, probabilities=None, repla
     return np.argpartition(keys, n_draws - 1, axis=1)[:, :n_draws]
 
 
-def horvitz_thompson_rank(above, inclusion) -> np.ndarray:
+def horvitz_thompson_rank(above: ArrayLike, inclusion: ArrayLike) -> np.ndarray:
     """Horvitz–Thompson estimate of the global rank: R̂_u = 1 + Σ_j above_uj / π_uj.
 
     Unbiased for R_u = 1 + #{negatives above the target} when every negative j has π_j > 0 and
@@ -193,7 +196,7 @@ def horvitz_thompson_rank(above, inclusion) -> np.ndarray:
     return 1 + np.where(above, 1 / np.where(above, pi, 1), 0).sum(axis=1)
 
 
-def hansen_hurwitz_rank(above, draw_probability) -> np.ndarray:
+def hansen_hurwitz_rank(above: ArrayLike, draw_probability: ArrayLike) -> np.ndarray:
     """Hansen–Hurwitz estimate of the global rank from m draws with replacement.
 
     R̂_u = 1 + (1/m) Σ_d above_ud / p_{j_d}: each draw's term has expectation Σ_{j above} p_j/p_j
@@ -207,10 +210,10 @@ def hansen_hurwitz_rank(above, draw_probability) -> np.ndarray:
     return 1 + np.where(above, 1 / np.where(above, p, 1), 0).sum(axis=1) / above.shape[1]
 
 
-def corrected_estimate(rank_estimates, n_items: int, metrics: Sequence[str] | str = ("recall", "ndcg", "ap"),
+def corrected_estimate(rank_estimates: ArrayLike, n_items: int, metrics: Sequence[str] | str = ("recall", "ndcg", "ap"),
                        ks: Iterable[int | None] | int | None = range(1, 51), *,
                        interval: float | None = None, interval_method: str = "analytic",
-                       n_bootstrap: int = 200, seed=0) -> pd.DataFrame:
+                       n_bootstrap: int = 200, seed: np.random.Generator | int | None = 0) -> pd.DataFrame:
     """Global metrics at each user's rank estimate: θ̂ = (1/M) Σ_u M(⌊R̂_u⌋) (KDD'20 eq. 20's rule).
 
     The rank estimate is rounded down as in KDD'20 eq. 20 and clipped to 1..N. For a metric linear
@@ -276,8 +279,9 @@ def corrected_estimate(rank_estimates, n_items: int, metrics: Sequence[str] | st
     return table
 
 
-def estimate_sampled(users, negatives, above, n_items: int, *, method: str = "horvitz_thompson",
-                     probabilities=None, inclusion=None, positives=None,
+def estimate_sampled(users: ArrayLike, negatives: ArrayLike, above: ArrayLike, n_items: int, *,
+                     method: str = "horvitz_thompson", probabilities: ArrayLike | None = None,
+                     inclusion: ArrayLike | None = None, positives: ArrayLike | None = None,
                      metrics: Sequence[str] | str = ("recall", "ndcg", "ap"),
                      ks: Iterable[int | None] | int | None = range(1, 51), **interval_opts) -> pd.DataFrame:
     """Global metrics from negatives drawn with known probabilities, one row per drawn negative.
