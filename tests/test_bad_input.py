@@ -124,7 +124,21 @@ FUNCTION_CASES = [
     case("Estimator/option-of-another-method", its.Estimator, "mle", {"gamma": 0.1},
          message="unknown option(s) 'gamma' for method 'mle'"),
     case("Estimator/scheme-is-per-call", its.Estimator, "bv", {"scheme": "binomial"},
-         message="scheme and n_groups apply to all estimators of a call"),
+         message="scheme and n_groups apply to all estimators of a call"),    # estimate_sampled (drawn negatives with known probabilities)
+    case("estimate_sampled/positive-as-own-negative", its.estimate_sampled, [0, 0], [1, 2], [True, False], 10,
+         inclusion=np.full(10, 0.5), positives=[2, 2],
+         message="1 rows draw the user's positive as its own negative (first: user 0, item 2)"),
+    case("estimate_sampled/negative-outside-catalogue", its.estimate_sampled, [0], [12], [True], 10,
+         inclusion=np.full(10, 0.5), message="negatives must be item indices in 0..9 (the catalogue); found [12]"),
+    case("estimate_sampled/probabilities-not-summing-to-one", its.estimate_sampled, [0], [1], [True], 10,
+         method="hansen_hurwitz", probabilities=np.full(10, 0.2), message="sum to 2, not 1"),
+    case("estimate_sampled/unknown-method", its.estimate_sampled, [0], [1], [True], 10, method="mn_mes",
+         message="method must be one of horvitz_thompson, hansen_hurwitz, sampled"),
+    # multi_positive_metrics, estimate_multi_positive (several held-out items)
+    case("multi_positive_metrics/unknown-metric", its.multi_positive_metrics, [1, 2], [0, 0], "mrr",
+         message="unknown metric(s) ['mrr']"),
+    case("estimate_multi_positive/rank-above-n", its.estimate_multi_positive, [1, 11], [0, 0], 100, 10,
+         message="sampled ranks must lie in 1..10"),
 ]
 
 
@@ -229,6 +243,15 @@ COMMAND_CASES = [
                  id="estimate/init-not-1d"),
     pytest.param([*ESTIMATE, "--method", "mn", "--prior", "{prior_sum}"], "prior must sum to 1",
                  id="estimate/prior-not-a-distribution"),
+    # itemsampling estimate-sampled, estimate-positives
+    pytest.param(["estimate-sampled", "{absent}", "--n-items", "100", "--sampler", "popularity", "--output",
+                  "{no_folder}"], MISSING_FOLDER, id="estimate-sampled/output-folder-missing"),
+    pytest.param(["estimate-sampled", "{ranks}", "--n-items", "100", "--sampler", "popularity"],
+                 "lacks the column(s) user, negative, above", id="estimate-sampled/wrong-columns"),
+    pytest.param(["estimate-positives", "{absent}", "--n-items", "100", "--sample-size", "10", "--output",
+                  "{folder}"], "--output '{folder}' is a folder", id="estimate-positives/output-is-a-folder"),
+    pytest.param(["estimate-positives", "{absent}", "--n-items", "100", "--sample-size", "10"],
+                 "file '{absent}' does not exist", id="estimate-positives/ranks-missing"),
     # itemsampling data stats
     pytest.param([*STATS, "--output", "{no_folder}"], MISSING_FOLDER, id="data-stats/output-folder-missing"),
     pytest.param([*STATS, "--output", "{folder}"], "--output '{folder}' is a folder",

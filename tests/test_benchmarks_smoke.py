@@ -206,3 +206,18 @@ def test_stacked_mes_benchmark_quick_run_agrees_with_a_solve_per_draw():
     for r in rows.values():
         assert float(r["value"]) <= 1e-8  # the same estimates to rounding
         assert float(r["time_s"]) > 0 and float(r["speedup"]) > 0
+
+
+PROTOCOLS = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_protocols.py"
+
+
+@pytest.mark.slow
+def test_protocols_benchmark_quick_run_prints_each_call():
+    done = subprocess.run([sys.executable, str(PROTOCOLS), "--quick", "--repeats", "1"], capture_output=True,
+                          text=True, timeout=600, check=False)
+    assert done.returncode == 0, done.stderr
+    rows = {r["call"]: r for r in parse_table(done.stdout)}
+    assert set(rows) == {"uniform mn_mes", "hansen_hurwitz", "horvitz_thompson"}
+    assert float(rows["uniform mn_mes"]["ratio to uniform mn_mes"]) == 1.0
+    # printed, not judged
+    assert all(float(r[c]) >= 0 for r in rows.values() for c in ("seconds", "peak_MiB"))

@@ -20,6 +20,8 @@ The public API (ranks are 1-based everywhere):
 ``correct(run, method, metrics, ks)``                        its corrected metrics with intervals
 ``compare(run_a, run_b, metric, k)``                         paired difference, P(A > B) (:mod:`.compare`)
 ``compare_many(runs, metric, k)``                            every pair, Holm-adjusted
+``estimate_sampled(users, negatives, above, n_items, ...)``  metrics from popularity-sampled negatives
+``estimate_multi_positive(ranks, users, n_items, n)``        metrics with several held-out items
 =========================================================== ===========================================
 
 References: Krichene & Rendle, KDD 2020; Li, Jin, Gao & Liu, KDD 2020; Jin, Li, Mudrak, Gao &
@@ -42,6 +44,8 @@ from .estimators import (
 from .kernels import kernel_columns, rank_kernel
 from .mappings import expected_sampled_hit_ratio, fit_beta, mapping
 from .metrics import global_metrics, metric_weights
+from .multi_positive import estimate_multi_positive, multi_positive_metrics
+from .nonuniform import estimate_sampled
 from .runs import Run, correct, read_run
 from .score_matrix import sampled_ranks_from_scores
 from .simulation import adaptive_sample_ranks, sample_ranks, sampling_cost
@@ -59,6 +63,8 @@ __all__ = [
     "correct",
     "estimate",
     "estimate_many",
+    "estimate_multi_positive",
+    "estimate_sampled",
     "evaluate_adaptive",
     "expected_sampled_hit_ratio",
     "fit_beta",
@@ -66,6 +72,7 @@ __all__ = [
     "kernel_columns",
     "mapping",
     "metric_weights",
+    "multi_positive_metrics",
     "rank_distribution",
     "rank_kernel",
     "read_run",

@@ -15,6 +15,7 @@ COMMAND_MODULES = (
     "itemsampling.commands.estimate",
     "itemsampling.commands.correct",
     "itemsampling.commands.compare",
+    "itemsampling.commands.protocols",
     "itemsampling.commands.data",
     "itemsampling.commands.train",
     "itemsampling.commands.ranks",

@@ -1,0 +1,244 @@
+"""Estimators for non-uniform samplers, several positives per user, small n: closed forms and
+Monte Carlo checks against the exact global values."""
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import itemsampling as its
+from itemsampling import nonuniform as nu
+from itemsampling.multi_positive import estimate_multi_positive, multi_positive_metrics, positions
+from itemsampling.small_samples import (
+    candidate_duplicates,
+    estimator_error,
+    read_ncf_negatives,
+    small_sample_study,
+)
+
+N_NEG = 400  # negatives in the catalogue (the target is item N_NEG, outside them)
+
+
+def _catalogue(seed=0):
+    rng = np.random.default_rng(seed)
+    counts = rng.zipf(1.6, N_NEG).astype(float).clip(max=5000)
+    # items above the target: a mix of popular and unpopular ones (global rank R = 1 + |A|)
+    above = np.zeros(N_NEG, dtype=bool)
+    above[rng.choice(N_NEG, 60, replace=False)] = True
+    return counts, above
+
+
+def test_ht_equals_rank_estimate_eq20_under_uniform_without_replacement():
+    rng = np.random.default_rng(1)
+    n_items, n = 1000, 100
+    global_ranks = rng.integers(1, n_items + 1, 3000)
+    r = its.sample_ranks(global_ranks, n_items, n, rng=2, scheme="hypergeometric")
+    above = np.arange(n - 1)[None, :] < (r - 1)[:, None]  # the r-1 negatives above the target
+    pi = nu.inclusion_probabilities("uniform", n_items - 1, n - 1)[: n - 1]
+    rhat = nu.horvitz_thompson_rank(above, pi)
+    np.testing.assert_allclose(rhat, 1 + (n_items - 1) * (r - 1) / (n - 1))
+    ours = nu.corrected_estimate(rhat, n_items, ["recall", "ndcg"], [1, 10, 50])
+    theirs = its.estimate(r, n_items, n, "rank_estimate", ["recall", "ndcg"], [1, 10, 50])
+    np.testing.assert_allclose(ours["estimate"], theirs["estimate"], atol=1e-12)
+
+
+def _mc_mean(rhat):
+    return rhat.mean(), rhat.std(ddof=1) / np.sqrt(rhat.size)
+
+
+def test_hansen_hurwitz_unbiased_under_popularity_draws_with_replacement():
+    counts, above = _catalogue()
+    p = nu.popularity_probabilities(counts, alpha=0.8)
+    draws = nu.draw_negatives(40000, 99, 3, probabilities=p)
+    rhat = nu.hansen_hurwitz_rank(above[draws], p[draws])
+    mean, se = _mc_mean(rhat)
+    assert abs(mean - (1 + above.sum())) < 4 * se
+    # the variance of the derivation: (Σ_{j above} 1/p_j - (R-1)²)/m
+    var = (np.sum(1 / p[above]) - above.sum() ** 2) / 99
+    assert rhat.var() == pytest.approx(var, rel=0.05)
+
+
+def test_horvitz_thompson_unbiased_on_distinct_popularity_draws():
+    counts, above = _catalogue(1)
+    p = nu.popularity_probabilities(counts)
+    m = 99
+    pi = nu.inclusion_probabilities("popularity", N_NEG, m, probabilities=p, replace=True)
+    draws = nu.draw_negatives(40000, m, 4, probabilities=p)
+    first = np.zeros_like(draws, dtype=bool)  # each distinct item once
+    order = np.sort(draws, axis=1)
+    first[:, 0] = True
+    first[:, 1:] = order[:, 1:] != order[:, :-1]
+    rhat = nu.horvitz_thompson_rank(above[order] & first, pi[order])
+    mean, se = _mc_mean(rhat)
+    assert abs(mean - (1 + above.sum())) < 4 * se
+
+
+def test_horvitz_thompson_unbiased_under_stratified_sampling():
+    counts, above = _catalogue(2)
+    stratum, per = nu.stratified_allocation(counts, 4, 40)
+    pi = nu.inclusion_probabilities("stratified", N_NEG, 40, stratum=stratum, per_stratum=per)
+    assert pi.sum() == pytest.approx(40)
+    draws = nu.draw_negatives(20000, 40, 5, stratum=stratum, per_stratum=per)
+    assert all(len(set(row)) == 40 for row in draws[:50])
+    rhat = nu.horvitz_thompson_rank(above[draws], pi[draws])
+    mean, se = _mc_mean(rhat)
+    assert abs(mean - (1 + above.sum())) < 4 * se
+
+
+def test_corrected_auc_is_unbiased_and_recall_plugin_bias_is_measured():
+    """AUC is linear in R, so M(R̂) averages to M(R); recall@10 at R̂ does not (Jensen)."""
+    counts, _ = _catalogue(3)
+    rng = np.random.default_rng(6)
+    p = nu.popularity_probabilities(counts, alpha=0.5)
+    n_items, users = N_NEG + 1, 20000
+    # each user: an independent set of items above its target, R_u - 1 = |A_u|
+    sizes = rng.integers(0, 40, users)
+    keys = rng.random((users, N_NEG))
+    above_sets = keys < (sizes / N_NEG)[:, None]
+    global_ranks = 1 + above_sets.sum(axis=1)
+    draws = nu.draw_negatives(users, 99, 7, probabilities=p)
+    rhat = nu.hansen_hurwitz_rank(np.take_along_axis(above_sets, draws, 1), p[draws])
+    exact = its.global_metrics(global_ranks, n_items, ["auc", "recall"], [None, 10])
+    with warnings.catch_warnings():  # the R̂ > N counted at N + 1 (weight 0): added back below
+        warnings.simplefilter("ignore")
+        est = nu.corrected_estimate(rhat, n_items, ["auc", "recall"], [None, 10], interval=0.95)
+    beyond = np.mean(np.maximum(np.floor(rhat) - n_items, 0)) / (n_items - 1)
+    auc = est.query("metric == 'auc' and k.isna()")
+    auc_exact = exact.query("metric == 'auc' and k.isna()")["value"].iloc[0]
+    # floor(R̂) moves the mean by < 1 rank, i.e. < 1/(N-1) of AUC
+    assert abs(auc["estimate"].iloc[0] - beyond - auc_exact) < 4 * auc["se"].iloc[0] + 1 / (n_items - 1)
+    rec = est.query("metric == 'recall' and k == 10")["estimate"].iloc[0]
+    rec_exact = exact.query("metric == 'recall' and k == 10")["value"].iloc[0]
+    # the plug-in recall@10 is biased: a user with no drawn item above the target gets R̂ = 1
+    assert rec - rec_exact > 0.05
+    assert set(est.columns) == {"metric", "k", "estimate", "se", "lower", "upper"}
+
+
+def test_corrected_estimate_bootstrap_interval_contains_estimate():
+    rhat = np.random.default_rng(0).uniform(1, 50, 500)
+    t = nu.corrected_estimate(rhat, 100, "ndcg", [10], interval=0.9, interval_method="bootstrap")
+    assert t["lower"].iloc[0] <= t["estimate"].iloc[0] <= t["upper"].iloc[0]
+
+
+def test_bad_probabilities_and_samplers_are_named():
+    with pytest.raises(ValueError, match="sum to"):
+        nu.inclusion_probabilities("popularity", 3, 2, probabilities=[0.2, 0.2, 0.2], replace=True)
+    with pytest.raises(ValueError, match="no closed-form"):
+        nu.inclusion_probabilities("popularity", 3, 2, probabilities=[0.2, 0.3, 0.5])
+    with pytest.raises(ValueError, match="sampler must be"):
+        nu.inclusion_probabilities("zipf", 3, 2)
+    with pytest.raises(ValueError, match=r"\(0, 1\]"):
+        nu.horvitz_thompson_rank([[True]], [0.0])
+
+
+# several positives per user ------------------------------------------------------------------
+
+def _brute_force(scores, relevant, k):
+    """Metrics from an explicit ranking of every item (ties: the relevant item below)."""
+    order = np.lexsort((relevant, -scores))  # descending score, non-relevant first on ties
+    rel = relevant[order][:k]
+    hits, p = rel.sum(), relevant.sum()
+    dcg = np.sum(rel / np.log2(np.arange(2, k + 2))[: rel.size])
+    idcg = np.sum(1 / np.log2(np.arange(2, min(p, k) + 2)))
+    return {"recall": hits / p, "ndcg": dcg / idcg, "hit": float(hits > 0),
+            "calibrated_recall": hits / min(p, k)}
+
+
+def test_multi_positive_metrics_match_an_explicit_ranking():
+    rng = np.random.default_rng(8)
+    n_items, users = 60, 30
+    neg_ranks, owners, expected = [], [], []
+    for u in range(users):
+        scores = rng.normal(size=n_items)
+        relevant = np.zeros(n_items, dtype=bool)
+        relevant[rng.choice(n_items, rng.integers(1, 8), replace=False)] = True
+        for i in np.flatnonzero(relevant):
+            neg_ranks.append(1 + np.sum(scores[~relevant] >= scores[i]))
+            owners.append(u)
+        expected.append(_brute_force(scores, relevant, 5))
+    table = multi_positive_metrics(neg_ranks, owners, ks=[5])
+    for metric in ("recall", "ndcg", "hit", "calibrated_recall"):
+        want = np.mean([e[metric] for e in expected])
+        assert table.query("metric == @metric")["value"].iloc[0] == pytest.approx(want)
+
+
+def test_positions_add_the_positives_above():
+    np.testing.assert_array_equal(positions([3, 1, 3, 7], ["a", "a", "a", "b"]), [4, 1, 5, 7])
+
+
+def test_multi_positive_estimate_full_sample_is_exact_and_rank_level_mc():
+    rng = np.random.default_rng(9)
+    n_items = 500
+    users = np.repeat(np.arange(2000), 3)
+    ranks = rng.integers(1, 80, users.size)
+    exact = multi_positive_metrics(ranks, users, ks=[10, 50])
+    full = estimate_multi_positive(ranks, users, n_items, n_items, ks=[10, 50])
+    np.testing.assert_allclose(full["estimate"], exact["value"])
+    # negatives per positive, uniform with replacement: R̂ is unbiased per positive, so the
+    # estimate at large n is close to the exact metric and the naive one is far above it
+    r = its.sample_ranks(ranks, n_items, 250, rng=10)
+    est = estimate_multi_positive(r, users, n_items, 250, ks=[50])
+    ex = exact.query("k == 50").set_index("metric")["value"]
+    naive = multi_positive_metrics(r, users, ks=[50]).set_index("metric")["value"]
+    got = est.set_index("metric")["estimate"]
+    assert np.all(np.abs(got - ex) < 0.05)
+    assert naive["recall"] - ex["recall"] > 0.2
+
+
+# small n and duplicates ---------------------------------------------------------------------
+
+def test_small_sample_study_reports_each_n_and_method():
+    ranks = np.random.default_rng(11).integers(1, 301, 400)
+    t = small_sample_study(ranks, 300, sizes=(5, 50), methods=("sampled", "rank_estimate"), k=10, repeats=3)
+    assert list(t.columns) == ["n", "method", "exact", "mean", "bias", "sd", "rmse"]
+    assert len(t) == 4
+    naive = t.query("method == 'sampled'").set_index("n")["bias"]
+    assert naive[5] > naive[50] > 0  # the naive hit ratio inflates more as n shrinks
+
+
+def test_estimator_error():
+    e = estimator_error([1.0, 3.0], 1.0)
+    assert e == {"mean": 2.0, "bias": 1.0, "sd": pytest.approx(np.sqrt(2)), "rmse": pytest.approx(np.sqrt(2))}
+
+
+def test_candidate_duplicates_and_ncf_reader(tmp_path):
+    f = tmp_path / "x.test.negative"
+    f.write_text("(0,5)\t1\t2\t2\n(1,7)\t7\t3\t4\n")
+    items, negs = read_ncf_negatives(f)
+    np.testing.assert_array_equal(items, [5, 7])
+    assert candidate_duplicates(items, negs) == {
+        "rows": 2, "negatives_per_row": 3, "rows_with_duplicates": 1, "duplicate_draws": 1,
+        "rows_with_positive_as_negative": 1}
+    assert isinstance(pd.DataFrame([candidate_duplicates(items, negs)]), pd.DataFrame)
+
+
+def _long(draws, above_rows):
+    users = np.repeat(np.arange(draws.shape[0]), draws.shape[1])
+    return users, draws.ravel(), np.take_along_axis(above_rows, draws, 1).ravel()
+
+
+def test_estimate_sampled_matches_the_array_estimators_and_checks_input():
+    counts, above = _catalogue(4)
+    p = nu.popularity_probabilities(counts)
+    draws = nu.draw_negatives(300, 20, 12, probabilities=p)
+    above_rows = np.broadcast_to(above, (300, N_NEG))
+    users, neg, ab = _long(draws, above_rows)
+    n_items = N_NEG + 1  # the catalogue: the negatives and the target (item N_NEG, never drawn)
+    p_all = np.append(p, 0.0)
+    t = nu.estimate_sampled(users, neg, ab, n_items, method="hansen_hurwitz", probabilities=p_all,
+                            metrics="ndcg", ks=[10], interval=0.95)
+    want = nu.corrected_estimate(nu.hansen_hurwitz_rank(above[draws], p[draws]), n_items, "ndcg", [10],
+                                 interval=0.95)
+    pd.testing.assert_frame_equal(t, want)
+    pi = np.append(nu.inclusion_probabilities("popularity", N_NEG, 20, probabilities=p, replace=True), 0)
+    with pytest.warns(UserWarning, match="duplicated draws"):
+        nu.estimate_sampled(users, neg, ab, n_items, inclusion=pi, metrics="ndcg", ks=[10])
+    naive = nu.estimate_sampled(users, neg, ab, n_items, method="sampled", metrics="recall", ks=[1])
+    assert naive["estimate"].iloc[0] == pytest.approx(np.mean(~above[draws].any(axis=1)))
+    with pytest.raises(ValueError, match="catalogue"):
+        nu.estimate_sampled(users, neg + 5, ab, n_items, probabilities=p_all, method="hansen_hurwitz")
+    with pytest.raises(ValueError, match="own negative"):
+        nu.estimate_sampled(users, neg, ab, n_items, inclusion=pi, positives=neg)
+    with pytest.raises(ValueError, match="sum to"):
+        nu.estimate_sampled(users, neg, ab, n_items, method="hansen_hurwitz", probabilities=np.append(p, 0.5))
