@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[1]
 LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
 
@@ -29,39 +31,36 @@ def test_no_module_imports_from_a_layer_above_its_own():
     assert "Contracts: 2 kept, 0 broken." in result.stdout
 
 
-def test_an_import_from_a_layer_above_breaks_the_map(tmp_path):
-    """The check reads the source it is given, and fails on an upward import, even one inside a function."""
+def _function_import(module: str, target: str, name: str) -> tuple[str, str]:
+    """A function appended to ``module`` (a path below the package) that imports ``name`` from ``target``."""
+    return module, f"\n\ndef _imported():\n    from {target} import {name}\n\n    return {name}\n"
+
+
+BROKEN_MAPS = [
+    # an upward import, even one inside a function
+    pytest.param([_function_import("kernels.py", ".studies", "tables")],
+                 "itemsampling.kernels -> itemsampling.studies.tables", id="upward"),
+    # em and mes share a floor: neither may import the other
+    pytest.param([_function_import("em.py", ".mes", "DEFAULT_TOL")], "itemsampling.em -> itemsampling.mes",
+                 id="same-floor"),
+    # two modules of the studies package that import each other form a circle
+    pytest.param([_function_import("studies/tables.py", ".", "records"),
+                  _function_import("studies/records.py", ".", "tables")],
+                 "No import circles among the modules of a package BROKEN", id="circle"),
+]
+
+
+@pytest.mark.parametrize(("edits", "message"), BROKEN_MAPS)
+def test_a_forbidden_import_breaks_the_map(tmp_path, edits, message):
+    """The check reads the source it is given and fails on each kind of forbidden import."""
     shutil.copytree(REPO / "src" / "itemsampling", tmp_path / "itemsampling",
                     ignore=shutil.ignore_patterns("__pycache__"))
-    kernels = tmp_path / "itemsampling" / "kernels.py"
-    kernels.write_text(kernels.read_text() + "\n\ndef _tables():\n    from .studies import tables\n\n    return tables\n")
+    for module, code in edits:
+        path = tmp_path / "itemsampling" / module
+        path.write_text(path.read_text() + code)
     result = _lint(tmp_path)
     assert result.returncode != 0
-    assert "itemsampling.kernels -> itemsampling.studies.tables" in result.stdout
-
-
-def test_an_import_between_modules_of_one_floor_breaks_the_map(tmp_path):
-    """em and mes share a floor: neither may import the other."""
-    shutil.copytree(REPO / "src" / "itemsampling", tmp_path / "itemsampling",
-                    ignore=shutil.ignore_patterns("__pycache__"))
-    em = tmp_path / "itemsampling" / "em.py"
-    em.write_text(em.read_text() + "\n\ndef _tol():\n    from .mes import DEFAULT_TOL\n\n    return DEFAULT_TOL\n")
-    result = _lint(tmp_path)
-    assert result.returncode != 0
-    assert "itemsampling.em -> itemsampling.mes" in result.stdout
-
-
-def test_an_import_circle_inside_a_package_breaks_the_contract(tmp_path):
-    """Two modules of the studies package that import each other (inside functions) form a circle."""
-    shutil.copytree(REPO / "src" / "itemsampling", tmp_path / "itemsampling",
-                    ignore=shutil.ignore_patterns("__pycache__"))
-    studies = tmp_path / "itemsampling" / "studies"
-    for here, there in (("tables", "records"), ("records", "tables")):
-        module = studies / f"{here}.py"
-        module.write_text(module.read_text() + f"\n\ndef _other():\n    from . import {there}\n\n    return {there}\n")
-    result = _lint(tmp_path)
-    assert result.returncode != 0
-    assert "No import circles among the modules of a package BROKEN" in result.stdout
+    assert message in result.stdout
 
 
 def test_the_readme_names_every_layer_and_top_level_module():
