@@ -124,5 +124,5 @@ def test_popularity_example_gives_the_numbers_it_claims(readme_namespace):
     exact = its.global_metrics(ns["pop_ranks"], 3706, ["recall"], [10])["value"].iloc[0]
     assert exact == pytest.approx(0.125, abs=5e-4)
     assert ns["naive"]["estimate"].iloc[0] == pytest.approx(0.327, abs=5e-4)
-    row = ns["corrected"].iloc[0]
+    row = ns["pop_corrected"].iloc[0]
     assert (row["estimate"], row["lower"], row["upper"]) == pytest.approx((0.144, 0.135, 0.152), abs=5e-4)
