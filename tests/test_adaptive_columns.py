@@ -64,7 +64,7 @@ def test_one_call_computes_no_whole_kernel(monkeypatch):
 def test_a_shared_cache_reuses_whole_kernels_and_agrees_to_rounding(monkeypatch):
     ranks, sizes = _adaptive_draw(500)
     built = []
-    monkeypatch.setattr(kernels, "rank_kernel", lambda *args: built.append(args) or its.rank_kernel(*args))
+    monkeypatch.setattr(kernels, "rank_kernel", lambda *args, **kw: built.append(args) or its.rank_kernel(*args, **kw))
     one_call = its.estimate(ranks, 500, sizes, "adaptive_mle")
     assert not built
     cache = KernelCache()

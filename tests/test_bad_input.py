@@ -101,7 +101,7 @@ FUNCTION_CASES = [
          message="unknown option(s) 'gamma' for method 'mle'; allowed:"),
     case("estimate/rank-above-n", its.estimate, [1, 11], 100, 10, "mle",
          message="sampled_ranks must lie in 1..n (1-based, n = 10); found 11"),
-    case("estimate/kernel-too-large", its.estimate, [1, 2], 10**7, 1000, "bv",
+    case("estimate/kernel-too-large", its.estimate, [1, 2], 10**7, 1000, "bv", grid="exact",
          message="use a smaller sample size n or fewer items N"),
     case("estimate/per-user-n-wrong-length", its.estimate, [1, 2], [50, 60, 70], 10, "mle",
          message="n_items must be one integer N or one N_u per user (2 entries)"),

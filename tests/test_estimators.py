@@ -282,7 +282,7 @@ def test_unknown_metric_is_rejected():
 
 
 def test_unknown_option_is_rejected_with_the_allowed_ones():
-    _expect_error(r"unknown option\(s\) 'eta' for method 'bv'; allowed: gamma, n_groups, prior, scheme",
+    _expect_error(r"unknown option\(s\) 'eta' for method 'bv'; allowed: gamma, grid, n_groups, prior, scheme",
                   [1], 50, 10, "bv", eta=0.1)
     _expect_error(r"unknown option\(s\) 'prior' for method 'mn_mle'", [1], 50, 10, "mn_mle",
                   prior=np.full(50, 0.02))

@@ -25,6 +25,7 @@ from .banded_kernel import BandedKernel
 from .corrections import LinearCorrection
 from .kernels import SCHEMES, KernelCache
 from .metrics import rank_weight
+from .rank_grid import choose_grid
 
 __all__ = ["DIRECT_METHODS", "METHODS", "M_SCOPES", "RANK_DISTRIBUTION_METHODS", "Batch", "Estimator",
            "method_options", "top_rank"]
@@ -64,8 +65,9 @@ _OPTIONS = {
 }
 #: MN's M with per-user candidates: each group's own M_g (the default) or the whole M
 M_SCOPES = ("group", "total")
-#: options every method accepts; they describe the sampling, not the estimator
-_COMMON = ("scheme", "n_groups")
+#: options every method accepts; they describe the sampling (and the grid of global ranks), not
+#: the estimator
+_COMMON = ("scheme", "n_groups", "grid")
 #: methods that define an estimate of the rank distribution P(R)
 RANK_DISTRIBUTION_METHODS = tuple(m for m in METHODS if m not in ("sampled", "rank_estimate", "cls"))
 #: methods that fit P̂(R) directly
@@ -131,10 +133,14 @@ class Batch:
         self.checked = checked  # the input, checked once: the fits below take it as it is
         self.ranks, self.groups, self.sizes = checked.ranks, checked.groups, sizes
         self.n_items, self.scheme, self.n_groups, self.cache = n_items, scheme, n_groups, cache
+        self.grid = cache.grid  # the rows of every kernel and fit: ranks 1..N, or a grid's nodes
         self._fits: dict = {}
 
     @classmethod
-    def build(cls, sampled_ranks, n_items, sample_size, scheme, n_groups, cache, per_user_sizes=False) -> Batch:
+    def build(cls, sampled_ranks, n_items, sample_size, scheme, n_groups, cache, per_user_sizes=False, *,
+              grid: str = "exact", top: int = 0) -> Batch:
+        """The batch of checked ranks, on the grid that ``grid`` names (:func:`~itemsampling.rank_grid.choose_grid`,
+        exact ranks up to the largest cut-off ``top`` at least)."""
         scheme = check_choice("sampling scheme", scheme, SCHEMES)
         checked = distributions.check_sampled_ranks(sampled_ranks, n_items, sample_size, n_groups, per_user_sizes)
         per_user = checked.sizes
@@ -144,7 +150,8 @@ class Batch:
                 "carries no information"
             )
         sizes = int(per_user[0]) if np.ndim(sample_size) == 0 else per_user
-        return cls(checked, sizes, n_items, scheme, n_groups, cache)
+        chosen = choose_grid(grid, checked.groups.max_items, int(per_user.max()), top, checked.groups.kernel_items)
+        return cls(checked, sizes, n_items, scheme, n_groups, cache.on(chosen))
 
     def refit(self, users: np.ndarray, estimators: Sequence[Estimator], pairs) -> np.ndarray:
         """Estimates ``(E, m)`` of ``estimators`` on the users ``users`` of this batch (indices,
@@ -153,8 +160,9 @@ class Batch:
         groups = self.groups
         n_items = self.n_items if np.ndim(self.n_items) == 0 else groups.n_items[groups.index][users]
         sizes = self.sizes if np.ndim(self.sizes) == 0 else self.sizes[users]
-        resampled = Batch.build(self.ranks[users], n_items, sizes, self.scheme, None, self.cache,
-                                per_user_sizes=any(e.method == "adaptive_mle" for e in estimators))
+        resampled = Batch(distributions.check_sampled_ranks(
+            self.ranks[users], n_items, sizes, None, any(e.method == "adaptive_mle" for e in estimators)),
+            sizes, n_items, self.scheme, None, self.cache)
         resampled.fit_priors(estimators)
         return np.vstack([resampled.values(e, pairs) for e in estimators])
 
@@ -179,7 +187,8 @@ class Batch:
     def weights(self, g: int, pairs) -> np.ndarray:
         """Target weights 1{R <= K} M(R) of group g, for R = 1..L (L: largest cut-off, N_g if none)."""
         n_g = int(self.groups.n_items[g])
-        return self.cache.get(("weights", n_g, tuple(pairs)), lambda: _target_weights(pairs, n_g))
+        return self.cache.get(("weights", n_g, tuple(pairs)),
+                              lambda: _target_weights(pairs, n_g, self.cache.nodes(n_g)))
 
     def em_fits_needed(self, estimators: Sequence[Estimator]) -> dict[tuple, Estimator]:
         """The MLE-family fits of P̂(R) that ``estimators`` need and this batch lacks, by key."""
@@ -229,7 +238,8 @@ class Batch:
         if prior is None:
             return None
         prior = check_distribution(prior, self.groups.max_items, name="prior")
-        return _restrict(prior, int(self.groups.n_items[g]))
+        part = _restrict(prior, int(self.groups.n_items[g]))
+        return part if self.grid is None else self.grid.masses(part)
 
     def operator(self, est: Estimator, g: int) -> tuple[LinearCorrection, tuple | None]:
         """The BV or MN operator of group g, with the prior the method names, and its cache key
@@ -239,7 +249,7 @@ class Batch:
         if prior_method:
             prior_est = _prior_estimator(est)
             opts = {k: v for k, v in est.options.items() if k not in prior_est.options}
-            prior = _restrict(self.prior_fit(prior_est), n_g)
+            prior = _restrict(self.prior_fit(prior_est), self.cache.n_rows(n_g))
             key = None  # a data-dependent prior: built for this call only
             gram_key = ("gram", prior_est.method, _freeze(prior_est.options), n_g)
         else:
@@ -257,16 +267,18 @@ class Batch:
             if key is not None:
                 key = (*key, users)
 
+        base = None if self.grid is None else self.grid.weights[: self.cache.n_rows(n_g)]
+
         def build():
             kernel = self.cache.kernel(n_g, n, self.scheme)
             gram = self._gram(g, prior, gram_key)
             if family == "bv":
                 return corrections.bv_operator(n_g, n, scheme=self.scheme, prior=prior, kernel=kernel, gram=gram,
-                                               **opts)
+                                               base=base, **opts)
             spread = self.cache.get(("spread", n_g, n, self.scheme),
-                                    lambda: corrections.variance_gram(kernel, banded=self._banded(g)))
+                                    lambda: corrections.variance_gram(kernel, banded=self._banded(g), base=base))
             return corrections.mn_operator(n_g, n, scheme=self.scheme, prior=prior, kernel=kernel, gram=gram,
-                                           spread=spread, **opts)  # opts holds n_users
+                                           spread=spread, base=base, **opts)  # opts holds n_users
 
         if key is None:  # one per call and distinct N_g (and M_g for MN)
             memo = ("operator", est.method, _freeze(est.options), n_g, opts.get("n_users"))
@@ -283,7 +295,7 @@ class Batch:
         """Kᵀ diag(prior) K of group g, shared by the BV and MN operators with the same prior and
         N_g: ``memo`` names a prior fitted in this call, None a fixed one (uniform if None)."""
         n_g, n = int(self.groups.n_items[g]), self.sizes
-        p = np.full(n_g, 1.0 / n_g) if prior is None else prior
+        p = self.cache.uniform(n_g) if prior is None else prior
 
         def build():
             if self.scheme == "binomial":  # one product with the kernel of set size 2n - 1
@@ -304,9 +316,11 @@ class Batch:
         targets = tuple(pairs)
         if method == "sampled":
             return self.cache.get(("sampled", n, targets), lambda: corrections.sampled(pairs, n))
-        if method == "rank_estimate":
+        if method == "rank_estimate":  # the metric at one estimated rank: on the ranks themselves
             return self.cache.get(("rank_estimate", n_g, n, targets),
-                                  lambda: corrections.rank_estimate(self.weights(g, pairs), n_g, n))
+                                  lambda: corrections.rank_estimate(_target_weights(pairs, n_g), n_g, n))
+        if method == "cls" and self.grid is not None:
+            raise ValueError(f"method 'cls' solves on the exact global ranks (N = {n_g}); pass grid='exact'")
         if method == "cls":
             prior = self._given_prior(est.options.get("prior"), g)
             return self.cache.get(
@@ -327,7 +341,7 @@ class Batch:
         """Estimates of every (metric, K) of ``pairs``, shape (m,)."""
         if est.method in DIRECT_METHODS:
             p_hat = self.prior_fit(est)
-            return p_hat[: top_rank(pairs, self.groups.max_items)] @ self.mean_weights(pairs)
+            return p_hat[: self.top_rows(pairs)] @ self.mean_weights(pairs)
         if np.ndim(self.sizes):
             raise ValueError(f"method {est.method!r} needs one sample_size for all users; per-user "
                              "sample sizes are supported by method 'adaptive_mle' only")
@@ -343,23 +357,30 @@ class Batch:
         """Σ_g (M_g/M) weights of group g, zero-padded to the longest: the metric weight of
         global rank R averaged over the users (it differs between groups only for AUC and for
         metrics without cut-off, whose weights stop at N_g)."""
-        top = top_rank(pairs, self.groups.max_items)
-        out = np.zeros((top, len(pairs)))
+        out = np.zeros((self.top_rows(pairs), len(pairs)))
         for g, share in enumerate(self.groups.fractions):
             w = self.weights(g, pairs)
             out[: w.shape[0]] += share * w
         return out
 
+    def top_rows(self, pairs) -> int:
+        """The rows that the metrics of ``pairs`` weigh: the ranks up to the largest cut-off (all
+        with one without), or the grid's nodes there."""
+        top = top_rank(pairs, self.groups.max_items)
+        return top if self.grid is None else self.grid.rows(top)
+
     def rank_distribution(self, est: Estimator) -> np.ndarray:
-        """P̂(R) for R = 1..max N_g (AAAI'21 eq. 15 for BV and MN)."""
+        """P̂(R) for R = 1..max N_g (AAAI'21 eq. 15 for BV and MN), spread from the nodes of the
+        grid to the ranks (:meth:`~itemsampling.rank_grid.RankGrid.expand`) on a grid."""
         if est.method in DIRECT_METHODS:
-            return self.prior_fit(est)
-        counts = self.counts()
-        out = np.zeros(self.groups.max_items)
-        for g in range(self.groups.n_groups):
-            part = self.operator(est, g)[0].rank_distribution(counts[g] / counts[g].sum())
-            out[: part.size] += self.groups.fractions[g] * part
-        return out
+            out = self.prior_fit(est)
+        else:
+            counts = self.counts()
+            out = np.zeros(self.cache.n_rows(self.groups.max_items))
+            for g in range(self.groups.n_groups):
+                part = self.operator(est, g)[0].rank_distribution(counts[g] / counts[g].sum())
+                out[: part.size] += self.groups.fractions[g] * part
+        return out if self.grid is None else self.grid.expand(out)
 
 
 def _prior_estimator(est: Estimator) -> Estimator | None:
@@ -399,7 +420,10 @@ def top_rank(pairs, n_items: int) -> int:
     return n_items if None in cutoffs else min(n_items, max(cutoffs))
 
 
-def _target_weights(pairs, n_items: int) -> np.ndarray:
-    """(L, m) weights 1{R <= K} M(R) for R = 1..L, with L the largest cut-off (N if none)."""
-    ranks = np.arange(1, top_rank(pairs, n_items) + 1)
+def _target_weights(pairs, n_items: int, nodes=None) -> np.ndarray:
+    """(L, m) weights 1{R <= K} M(R) for R = 1..L, with L the largest cut-off (N if none), or at
+    the ``nodes`` of a grid up to L (a node's weight is the metric at its position: the
+    quadrature of the sum over the ranks it stands for)."""
+    top = top_rank(pairs, n_items)
+    ranks = np.arange(1, top + 1) if nodes is None else nodes[: np.searchsorted(nodes, top + 0.5)]
     return np.column_stack([rank_weight(metric, ranks, n_items, k) for metric, k in pairs])

@@ -60,8 +60,9 @@ def _log_choose_wide(n: int) -> np.ndarray:
     return gammaln(2.0 * n - 1.0) - gammaln(m + 1.0) - gammaln(2.0 * n - 1.0 - m)
 
 
-def _doubled_kernel(n_items: int, sample_size: int) -> BandedKernel:
-    """The band of the binomial kernel of set size 2n - 1 at N items (ranks 1..2n-1).
+def _doubled_kernel(n_items: int, sample_size: int, nodes=None) -> BandedKernel:
+    """The band of the binomial kernel of set size 2n - 1 at N items (ranks 1..2n-1), with rows
+    at the global ranks 1..N or at ``nodes`` (:class:`~itemsampling.rank_grid.RankGrid`).
 
     Rows are computed in blocks, each only on a window of columns around the means
     (2n - 2) θ of its rows, widened until both of its edges lie below the band's cutoff (each
@@ -69,13 +70,14 @@ def _doubled_kernel(n_items: int, sample_size: int) -> BandedKernel:
     renormalised to sum to one over the window (the mass outside it is below 1e-20).
     """
     width = 2 * sample_size - 1
-    if n_items * width <= DENSE_ENTRIES:  # small: the dense kernel, banded as any other
-        return BandedKernel(_normalised(log_kernel_block(np.arange(1, n_items + 1), np.arange(1, width + 1),
-                                                         n_items, width, "binomial")))
+    all_rows = np.arange(1, n_items + 1) if nodes is None else np.minimum(np.asarray(nodes, float), n_items)
+    if all_rows.size * width <= DENSE_ENTRIES:  # small: the dense kernel, banded as any other
+        return BandedKernel(_normalised(log_kernel_block(all_rows, np.arange(1, width + 1), n_items, width,
+                                                         "binomial")))
     height = max(_BLOCK_ROWS, DENSE_ENTRIES // width + 1)  # blocks above DENSE_ENTRIES are banded
     parts = []
-    for start in range(0, n_items, height):
-        rows = np.arange(start + 1, min(start + height, n_items) + 1)
+    for start in range(0, all_rows.size, height):
+        rows = all_rows[start: start + height]
         theta = (rows - 1.0) / max(n_items - 1.0, 1.0)
         spread = 12.0 * np.sqrt((width - 1) * theta * (1.0 - theta)) + 20.0
         lo = int(max(0.0, np.floor(((width - 1) * theta - spread).min())))
@@ -89,7 +91,7 @@ def _doubled_kernel(n_items: int, sample_size: int) -> BandedKernel:
                 break
             lo, hi = (max(0, lo - (hi - lo)) if wider_lo else lo), (min(width, hi + (hi - lo)) if wider_hi else hi)
         parts.append((start, BandedKernel.from_blocks([(lo, _normalised(logp))], rows.size, width)))
-    return BandedKernel.stack_rows(parts, n_items)
+    return BandedKernel.stack_rows(parts, all_rows.size)
 
 
 def _normalised(logp: np.ndarray) -> np.ndarray:
@@ -107,6 +109,8 @@ class BinomialGram:
         N (>= 2); the kernel's rows are the global ranks R = 1..N.
     sample_size : int
         n (>= 1). n may exceed N: the binomial kernel is defined for any n.
+    nodes : array_like of float, optional
+        Rows at these global ranks instead of 1..N (a :class:`~itemsampling.rank_grid.RankGrid`'s).
 
     Examples
     --------
@@ -120,12 +124,12 @@ class BinomialGram:
     True
     """
 
-    def __init__(self, n_items: int, sample_size: int):
+    def __init__(self, n_items: int, sample_size: int, nodes=None):
         n_items = check_n_items(n_items)
         if isinstance(sample_size, bool) or not isinstance(sample_size, (int, np.integer)) or sample_size < 1:
             raise ValueError(f"sample_size must be a positive integer, got {sample_size!r}")
         self.n_items, self.sample_size = n_items, int(sample_size)
-        self.doubled = _doubled_kernel(n_items, self.sample_size)
+        self.doubled = _doubled_kernel(n_items, self.sample_size, nodes)
         self.coupling = coupling_matrix(self.sample_size)
 
     @property

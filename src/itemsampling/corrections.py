@@ -312,7 +312,7 @@ class LinearCorrection:
 
 
 def bv_operator(n_items: int, sample_size: int, *, gamma: float = 0.01, prior=None,
-                scheme: str = "binomial", kernel=None, gram=None) -> LinearCorrection:
+                scheme: str = "binomial", kernel=None, gram=None, base=None) -> LinearCorrection:
     """Bias-variance trade-off correction (Krichene & Rendle, KDD 2020, eq. 24-26).
 
     Minimises ``Σ_R p(R) [(E[M̂(r) | R] - M(R))² + γ Var[M̂(r) | R]]``, whose normal equations
@@ -337,6 +337,11 @@ def bv_operator(n_items: int, sample_size: int, *, gamma: float = 0.01, prior=No
     gram : numpy.ndarray, optional
         ``Kᵀ D K`` (:func:`weighted_gram` of the kernel and the prior), when already computed
         (e.g. shared with :func:`mn_operator` for the same prior).
+    base : array_like, optional
+        With ``kernel`` given on the nodes of a :class:`~itemsampling.rank_grid.RankGrid`: the
+        number of global ranks each row stands for (the nodes' weights w_j); every sum over R
+        is then its quadrature Σ_j (module :mod:`itemsampling.rank_grid`), ``prior`` holds the
+        nodes' masses, and the uniform prior is w / N.
 
     Returns
     -------
@@ -346,8 +351,7 @@ def bv_operator(n_items: int, sample_size: int, *, gamma: float = 0.01, prior=No
         raise ValueError(f"gamma must be a finite number >= 0 (default 0.01), got {gamma!r}")
     n_items = check_n_items(n_items)
     sample_size = check_sample_size(sample_size, n_items)
-    p = _check_prior(prior, n_items)
-    kernel = _kernel(kernel, n_items, sample_size, scheme)
+    p, kernel = _prior_and_kernel(prior, kernel, n_items, sample_size, scheme, base)
     gram = weighted_gram(kernel, p) if gram is None else _check_square("gram", gram, sample_size)
     system = (1.0 - gamma) * gram
     system[np.diag_indices_from(system)] += gamma * (kernel.T @ p)
@@ -355,7 +359,7 @@ def bv_operator(n_items: int, sample_size: int, *, gamma: float = 0.01, prior=No
 
 
 def mn_operator(n_items: int, sample_size: int, n_users: int, *, prior=None,
-                scheme: str = "binomial", kernel=None, gram=None, spread=None) -> LinearCorrection:
+                scheme: str = "binomial", kernel=None, gram=None, spread=None, base=None) -> LinearCorrection:
     """Minimal-MSE-bound correction MN (Li et al., AAAI 2023, eq. 10-11).
 
     Minimises the bound L = L1 + L2 on the mean squared error of the estimated metric over M
@@ -386,6 +390,11 @@ def mn_operator(n_items: int, sample_size: int, n_users: int, *, prior=None,
     spread : numpy.ndarray, optional
         ``Λ₁ - Kᵀ K`` (:func:`variance_gram` of the kernel), which depends on the kernel only,
         when already computed.
+    base : array_like, optional
+        With ``kernel`` given on the nodes of a :class:`~itemsampling.rank_grid.RankGrid`: the
+        number of global ranks each row stands for (the nodes' weights w_j); every sum over R
+        is then its quadrature Σ_j (module :mod:`itemsampling.rank_grid`), ``prior`` holds the
+        nodes' masses, and the uniform prior is w / N.
 
     Returns
     -------
@@ -395,10 +404,9 @@ def mn_operator(n_items: int, sample_size: int, n_users: int, *, prior=None,
         raise ValueError(f"n_users (the number of test users M) must be an integer >= 1, got {n_users!r}")
     n_items = check_n_items(n_items)
     sample_size = check_sample_size(sample_size, n_items)
-    p = _check_prior(prior, n_items)
-    kernel = _kernel(kernel, n_items, sample_size, scheme)
+    p, kernel = _prior_and_kernel(prior, kernel, n_items, sample_size, scheme, base)
     gram = weighted_gram(kernel, p) if gram is None else _check_square("gram", gram, sample_size)
-    spread = variance_gram(kernel) if spread is None else _check_square("spread", spread, sample_size)
+    spread = variance_gram(kernel, base=base) if spread is None else _check_square("spread", spread, sample_size)
     system = gram + spread * (1.0 / n_users)
     return LinearCorrection(kernel, p, _factor(system, "MN", "check the prior"))
 
@@ -433,11 +441,13 @@ def weighted_gram(kernel, weights, *, banded: BandedKernel | None = None) -> np.
     return upper + np.triu(upper, 1).T
 
 
-def variance_gram(kernel, *, banded: BandedKernel | None = None) -> np.ndarray:
+def variance_gram(kernel, *, banded: BandedKernel | None = None, base=None) -> np.ndarray:
     """``Λ₁ - Kᵀ K`` with Λ₁ = diag(Σ_R P(r | R)): n x n, the part of MN's system (AAAI'23
-    eq. 11) that does not depend on the prior (Σ_R of the covariance of the indicators of r)."""
-    out = -weighted_gram(kernel, np.ones(np.shape(kernel)[0]), banded=banded)
-    out[np.diag_indices_from(out)] += np.asarray(kernel).sum(axis=0)
+    eq. 11) that does not depend on the prior (Σ_R of the covariance of the indicators of r);
+    on a grid's nodes each row weighs the w_j ranks it stands for (``base``)."""
+    w = np.ones(np.shape(kernel)[0]) if base is None else np.asarray(base, dtype=np.float64)
+    out = -weighted_gram(kernel, w, banded=banded)
+    out[np.diag_indices_from(out)] += np.asarray(kernel).sum(axis=0) if base is None else w @ np.asarray(kernel)
     return out
 
 
@@ -482,6 +492,18 @@ def _check_problem(n_items, sample_size, weights) -> tuple[int, int, np.ndarray]
     if not np.all(np.isfinite(w)):
         raise ValueError("weights contain NaN or infinite values")
     return n_items, sample_size, w
+
+
+def _prior_and_kernel(prior, kernel, n_items: int, sample_size: int, scheme: str, base) -> tuple:
+    """The prior and kernel of BV and MN: on the ranks 1..N, or on the nodes of weights ``base``."""
+    if base is None:
+        return _check_prior(prior, n_items), _kernel(kernel, n_items, sample_size, scheme)
+    base = np.asarray(base, dtype=np.float64)
+    if kernel is None or np.shape(kernel) != (base.size, sample_size):
+        raise ValueError(f"with base, kernel must be given on its {base.size} nodes: shape ({base.size}, "
+                         f"{sample_size}), got {None if kernel is None else np.shape(kernel)}")
+    p = base / n_items if prior is None else check_distribution(prior, base.size, name="prior")
+    return p, np.asarray(kernel, dtype=np.float64)
 
 
 def _check_prior(prior, n_items: int) -> np.ndarray:

@@ -194,7 +194,7 @@ def _grouped_kernel(keys: np.ndarray, groups: CandidateGroups, cache, scheme: st
     for start, stop in zip(starts, np.r_[starts[1:], keys.shape[0]], strict=True):
         g, n = int(keys[start, 0]), int(keys[start, 1])
         blocks.append((int(start), _columns(cache, int(groups.kernel_items[g]), n, keys[start:stop, 2], scheme)))
-    return BandedKernel.from_blocks(blocks, groups.max_items, keys.shape[0])
+    return BandedKernel.from_blocks(blocks, _n_rows(cache, groups.max_items), keys.shape[0])
 
 
 def _banded_columns(cache, n_items: int, sample_size: int, ranks, scheme: str) -> BandedKernel:
@@ -240,7 +240,8 @@ def _pooled_kernel(cache, groups: CandidateGroups, n: int, ranks, scheme: str, b
 
 def binomial_gram_of(cache: KernelCache, n_items: int, sample_size: int) -> BinomialGram:
     """The :class:`~itemsampling.binomial_gram.BinomialGram` of (N, n), once per cache."""
-    return cache.get(("binomial_gram", int(n_items), int(sample_size)), lambda: BinomialGram(n_items, sample_size))
+    return cache.get(("binomial_gram", int(n_items), int(sample_size)),
+                     lambda: BinomialGram(n_items, sample_size, cache.nodes(n_items)))
 
 
 def _has_binomial_gram(checked: CheckedRanks, scheme: str, cache) -> bool:
@@ -263,12 +264,12 @@ def _pooled_columns(cache, groups: CandidateGroups, n: int, ranks, scheme: str) 
     cache when it fits there (the same sums, entry by entry), else column by column."""
 
     def pool(columns, width):
-        out = np.zeros((groups.max_items, width))
+        out = np.zeros((_n_rows(cache, groups.max_items), width))
         for n_g, share in zip(groups.kernel_items.tolist(), groups.kernel_fractions, strict=True):
-            out[:n_g] += share * columns(n_g)
+            out[:_n_rows(cache, n_g)] += share * columns(n_g)
         return out
 
-    if cache is None or groups.max_items * n * 8 > cache.max_bytes:
+    if cache is None or _n_rows(cache, groups.max_items) * n * 8 > cache.max_bytes:
         return pool(lambda n_g: _columns(cache, n_g, n, ranks, scheme), len(ranks))
     key = ("pooled", tuple(groups.kernel_items.tolist()), tuple(groups.kernel_users.tolist()), n, scheme)
     return cache.get(key, lambda: pool(lambda n_g: cache.kernel(n_g, n, scheme), n))[:, np.asarray(ranks) - 1]
@@ -281,16 +282,25 @@ def _check_em_options(max_iter, tol) -> None:
         raise ValueError(f"tol must be a finite number >= 0, got {tol!r}")
 
 
-def _em_problem(counts: np.ndarray, ranks: np.ndarray, max_items: int, method: str, *, weight: str = "ndcg",
-                c: float = DEFAULT_C, max_iter: int = DEFAULT_MAX_ITER, tol: float = DEFAULT_TOL, init=None,
-                progress: bool = False) -> EMProblem:
+def _em_problem(counts: np.ndarray, ranks: np.ndarray, max_items: int, method: str, cache=None, *,
+                weight: str = "ndcg", c: float = DEFAULT_C, max_iter: int = DEFAULT_MAX_ITER, tol: float = DEFAULT_TOL,
+                init=None, progress: bool = False) -> EMProblem:
     """The EM run of one MLE-family method on observations with ``counts`` users at sampled
     ``ranks`` (``progress`` is used by the caller); ``init`` must cover the estimated ranks
-    1..``max_items``."""
+    1..``max_items``. On the nodes of a grid (``cache.grid``) the start is the uniform P(R)
+    there, or the masses of ``init`` (:mod:`itemsampling.rank_grid`)."""
     weights = counts * wmle_weights(ranks, weight, c) if method == "wmle" else counts
     if init is not None:
         init = check_distribution(init, max_items, name="init")
+    grid = None if cache is None else cache.grid
+    if grid is not None:
+        init = grid.uniform(max_items) if init is None else grid.masses(init)
     return EMProblem(weights, max_iter=max_iter, tol=tol, init=init)
+
+
+def _n_rows(cache, n_items: int) -> int:
+    """Rows of the kernels of N items: N, or the nodes of the cache's grid."""
+    return int(n_items) if cache is None else cache.n_rows(n_items)
 
 
 def em_estimates(sampled_ranks, n_items, sample_sizes, fits, *, scheme: str = "binomial",
@@ -325,7 +335,8 @@ def em_estimates(sampled_ranks, n_items, sample_sizes, fits, *, scheme: str = "b
 def em_estimates_of_checked(checked: CheckedRanks, fits, scheme: str, cache=None) -> list[np.ndarray]:
     """:func:`em_estimates` of ranks already checked, with fits checked by :func:`check_fits`."""
     obs = _observations_of(checked, scheme, cache)
-    problems = [_em_problem(obs.counts, obs.ranks, obs.groups.max_items, method, **options) for method, options in fits]
+    problems = [_em_problem(obs.counts, obs.ranks, obs.groups.max_items, method, cache, **options)
+                for method, options in fits]
     progress = any(options.get("progress", False) for _, options in fits)
     return [result.weights for result in em_mixture_weights_many(obs.kernel, problems, progress=progress)]
 
@@ -354,7 +365,7 @@ def traced_em_fit(checked: CheckedRanks, method: str, options, scheme: str, cach
                                               return_counts=True)
     keys = _observation_keys(codes, base)
     kernel = _grouped_kernel(keys, groups, cache, scheme)
-    problem = _em_problem(counts, keys[:, 2], groups.max_items, method, **dict(options))
+    problem = _em_problem(counts, keys[:, 2], groups.max_items, method, cache, **dict(options))
     traced = EMProblem(problem.obs_weights, max_iter=problem.max_iter, tol=problem.tol, init=problem.init,
                        record=True)
     return EMTrace(kernel, counts, keys[:, 2], column_of_user.ravel(), np.asarray(problem.obs_weights, float),
@@ -415,7 +426,7 @@ def em_estimates_of_checked_draws(checked: Sequence[CheckedRanks], fits, scheme:
         np.add.at(counts[:, i], np.searchsorted(union, draw_codes), 1.0)
     keys = _observation_keys(union, base)
     kernel = _grouped_kernel(keys, groups, cache, scheme)
-    problems = [_em_problem(counts[:, d], keys[:, 2], groups.max_items, method, **options)
+    problems = [_em_problem(counts[:, d], keys[:, 2], groups.max_items, method, cache, **options)
                 for method, options in fits for d in range(len(checked))]
     results = iter(em_mixture_weights_many(kernel, problems, products="matrix"))
     by_fit = [[next(results).weights for _ in checked] for _ in fits]
@@ -675,7 +686,8 @@ def mes_of_checked(checked: CheckedRanks, scheme: str, *, cache=None, eta: float
     _check_mes_options(eta, eta_scale, tol, max_iter)
     kernel, p_tilde = _pooled_observations_of(checked, scheme, cache, banded=True)
     eta = _effective_eta(eta, eta_scale, int(checked.sizes[0]))
-    return solve_mes(kernel, p_tilde, eta, tol=tol, max_iter=max_iter, gram=_pooled_gram(checked, scheme, cache)).weights
+    return solve_mes(kernel, p_tilde, eta, tol=tol, max_iter=max_iter, gram=_pooled_gram(checked, scheme, cache),
+                     base=_base(cache, checked.groups.max_items)).weights
 
 
 def mes_of_checked_draws(checked: Sequence[CheckedRanks], scheme: str, *, cache=None, eta: float = DEFAULT_ETA,
@@ -705,7 +717,13 @@ def mes_of_checked_draws(checked: Sequence[CheckedRanks], scheme: str, *, cache=
             return (binomial.at(ranks_of[b]).from_doubled(wide[:, i]) for i, b in enumerate(which))
 
     eta = _effective_eta(eta, eta_scale, n)
-    return [r.weights for r in solve_mes_stacked(kernel, p_tilde, eta, tol=tol, max_iter=max_iter, gram=gram)]
+    return [r.weights for r in solve_mes_stacked(kernel, p_tilde, eta, tol=tol, max_iter=max_iter, gram=gram,
+                                                 base=_base(cache, groups.max_items))]
+
+
+def _base(cache, n_items: int) -> np.ndarray | None:
+    """The ranks each row stands for (MES's entropy on a grid's nodes), None on the ranks 1..N."""
+    return None if cache is None or cache.grid is None else cache.grid.weights[: cache.n_rows(n_items)]
 
 
 def _check_mes_options(eta, eta_scale: str, tol, max_iter) -> None:

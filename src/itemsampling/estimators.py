@@ -131,9 +131,9 @@ def rank_distribution(sampled_ranks: ArrayLike, n_items: int | ArrayLike, sample
             f"method {method!r} corrects each metric separately and does not define a rank "
             f"distribution P(R); methods that do: {', '.join(RANK_DISTRIBUTION_METHODS)}"
         )
-    scheme, n_groups, opts = _split_common(opts)
+    scheme, n_groups, grid, opts = _split_common(opts)
     batch = Batch.build(sampled_ranks, n_items, sample_size, scheme, n_groups, KernelCache.for_one_call(sample_size),
-                         per_user_sizes=method == "adaptive_mle")
+                        per_user_sizes=method == "adaptive_mle", grid=grid)
     return batch.rank_distribution(Estimator(method, opts))
 
 
@@ -223,7 +223,7 @@ def estimate(
     0  recall  100       0.1
     """
     method = check_choice("method", method, METHODS)
-    scheme, n_groups, opts = _split_common(opts)
+    scheme, n_groups, grid, opts = _split_common(opts)
     unknown = sorted(set(opts) - set(method_options(method)))
     if unknown:  # reported before any computation, with the common options in the list
         raise ValueError(
@@ -231,7 +231,7 @@ def estimate(
             f"allowed: {', '.join(method_options(method))}"
         )
     table = estimate_many(sampled_ranks, n_items, sample_size, [Estimator(method, opts)], metrics, ks,
-                          scheme=scheme, n_groups=n_groups, clip=clip, interval=interval,
+                          scheme=scheme, n_groups=n_groups, grid=grid, clip=clip, interval=interval,
                           interval_method=interval_method, n_bootstrap=n_bootstrap, seed=seed)
     return table.drop(columns="estimator")
 
@@ -247,6 +247,7 @@ def estimate_many(
     targets: Sequence[tuple[str, int | None]] | None = None,
     scheme: str = "binomial",
     n_groups: int | None = DEFAULT_N_GROUPS,
+    grid: str = "auto",
     cache: KernelCache | None = None,
     clip: bool = False,
     warn: bool = True,
@@ -275,6 +276,8 @@ def estimate_many(
         Sampling with or without replacement, for every estimator.
     n_groups : int or None
         Groups of users by N_u (see :func:`estimate`).
+    grid : {"auto", "exact", "coarse"}
+        The global ranks the estimators sum over (see "Large catalogues" in :func:`estimate`).
     cache : KernelCache, optional
         Kernels and fixed-prior corrections reused across calls (a new one by default).
     clip : bool
@@ -297,8 +300,8 @@ def estimate_many(
     spec = intervals.interval_spec(interval, interval_method, n_bootstrap, seed)
     per_user = any(e.method == "adaptive_mle" for e in estimators)
     batch = Batch.build(sampled_ranks, n_items, sample_size, scheme, n_groups,
-                         KernelCache.for_one_call(sample_size) if cache is None else cache,
-                         per_user_sizes=per_user)
+                        KernelCache.for_one_call(sample_size) if cache is None else cache,
+                        per_user_sizes=per_user, grid=_grid_for(grid, estimators), top=_largest_cutoff(pairs))
     batch.fit_priors(estimators)
     return _estimate_table(batch, estimators, labels, pairs, spec, clip, warn)
 
@@ -312,6 +315,7 @@ def estimate_draws(
     targets: Sequence[tuple[str, int | None]],
     scheme: str = "binomial",
     n_groups: int | None = DEFAULT_N_GROUPS,
+    grid: str = "auto",
     cache: KernelCache | None = None,
     warn: bool = True,
     interval: float | None = None,
@@ -334,7 +338,7 @@ def estimate_draws(
     ----------
     draws : sequence of array_like of int
         The sampled ranks of each draw, of the same users in the same order.
-    n_items, estimators, targets, scheme, n_groups, cache, warn, interval, interval_method
+    n_items, estimators, targets, scheme, n_groups, grid, cache, warn, interval, interval_method
         As in :func:`estimate_many` (``cache`` is shared by all draws).
     sample_sizes : int or sequence
         One n for all draws, or one ``sample_size`` of :func:`estimate_many` per draw.
@@ -357,8 +361,10 @@ def estimate_draws(
     specs = [intervals.interval_spec(interval, interval_method, None, seed) for seed in seeds]
     per_user = any(e.method == "adaptive_mle" for e in estimators)
     cache = KernelCache.for_one_call(sizes_of[0]) if cache is None else cache
-    batches = [Batch.build(ranks, n_items, sizes, scheme, n_groups, cache, per_user_sizes=per_user)
+    batches = [Batch.build(ranks, n_items, sizes, scheme, n_groups, cache, per_user_sizes=per_user,
+                           grid=_grid_for(grid, estimators), top=_largest_cutoff(pairs))
                for ranks, sizes in zip(draws, sizes_of, strict=True)]
+    cache = batches[0].cache  # on the batches' grid (the same for all draws of the same users)
     wanted = batches[0].em_fits_needed(estimators)
     if wanted:
         fits = distributions.em_estimates_of_checked_draws(
@@ -471,11 +477,22 @@ def _warn_impossible(values, outside, labels, pairs) -> None:
         ImpossibleEstimateWarning, stacklevel=3)
 
 
-def _split_common(opts: dict) -> tuple[str, int | None, dict]:
+def _split_common(opts: dict) -> tuple[str, int | None, str, dict]:
     opts = dict(opts)
     scheme = opts.pop("scheme", "binomial")
     n_groups = opts.pop("n_groups", DEFAULT_N_GROUPS)
-    return scheme, n_groups, opts
+    grid = opts.pop("grid", "auto")
+    return scheme, n_groups, grid, opts
+
+
+def _grid_for(grid: str, estimators: Sequence[Estimator]) -> str:
+    """``grid``, with ``"auto"`` kept to the exact ranks for ``cls`` (which solves on them)."""
+    return "exact" if grid == "auto" and any(e.method == "cls" for e in estimators) else grid
+
+
+def _largest_cutoff(pairs) -> int:
+    """The largest finite cut-off of ``pairs`` (0 if none): a grid's exact ranks cover it."""
+    return max((k for _, k in pairs if k is not None), default=0)
 
 
 def _metric_k_pairs(metrics, ks) -> list[tuple[str, int | None]]:

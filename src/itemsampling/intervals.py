@@ -291,7 +291,7 @@ def _influences(batch: Batch, obs: _Observations, estimators, pairs) -> list[np.
 def _linear_part(batch: Batch, obs: _Observations, est, pairs):
     """ψ of an estimator with its fitted π̂ held fixed, and (the estimator of π̂, ∂θ/∂π̂)."""
     if est.method in _FITTED:
-        adjoint = _pad(batch.mean_weights(pairs), batch.groups.max_items)
+        adjoint = _pad(batch.mean_weights(pairs), batch.cache.n_rows(batch.groups.max_items))
         return np.zeros((obs.rank.size, len(pairs))), (est, adjoint)
     psi = _corrected(batch, obs, est, pairs)
     family, _, prior_method = est.method.partition("_")
@@ -403,9 +403,9 @@ class _MESFit:
     def build(cls, batch: Batch, options, pi) -> _MESFit:
         ranks, counts = np.unique(batch.ranks, return_counts=True)
         groups, n = batch.groups, int(batch.sizes)
-        kernel = np.zeros((groups.max_items, ranks.size))
+        kernel = np.zeros((batch.cache.n_rows(groups.max_items), ranks.size))
         for n_g, share in zip(groups.n_items.tolist(), groups.fractions, strict=True):
-            kernel[:n_g] += share * batch.cache.columns(n_g, n, ranks, batch.scheme)
+            kernel[:batch.cache.n_rows(n_g)] += share * batch.cache.columns(n_g, n, ranks, batch.scheme)
         eta = options.get("eta", DEFAULT_ETA)
         if options.get("eta_scale", "paper").lower() == "code":
             eta = eta / n
@@ -438,7 +438,7 @@ def _prior_adjoint(batch: Batch, est, pairs, family: str, fitted: np.ndarray) ->
     gamma = float(est.options.get("gamma", _BV_GAMMA)) if family == "bv" else 0.0
     counts = batch.counts()
     users = batch.ranks.size
-    out = np.zeros((batch.groups.max_items, len(pairs)))
+    out = np.zeros((batch.cache.n_rows(batch.groups.max_items), len(pairs)))
     for g in range(batch.groups.n_groups):
         operator = batch.operator(est, g)[0]
         x = batch.correction(est, g, pairs)

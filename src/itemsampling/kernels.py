@@ -25,6 +25,7 @@ from scipy.special import gammaln, xlog1py, xlogy
 
 from ._validation import check_choice, check_n_items, check_sample_size
 from .banded_kernel import BandedKernel
+from .rank_grid import AUTO_MIN_ITEMS, RankGrid
 
 __all__ = ["SCHEMES", "KernelCache", "kernel_columns", "log_kernel_block", "rank_kernel"]
 
@@ -98,7 +99,8 @@ def _check(n_items, sample_size, scheme):
     return n_items, sample_size, scheme
 
 
-def rank_kernel(n_items: int, sample_size: int, scheme: str = "binomial", dtype: DTypeLike = np.float64) -> np.ndarray:
+def rank_kernel(n_items: int, sample_size: int, scheme: str = "binomial", dtype: DTypeLike = np.float64, *,
+                nodes: ArrayLike | None = None) -> np.ndarray:
     """The full rank kernel P(r | R) as an ``(N, n)`` row-stochastic matrix.
 
     Row ``R - 1`` is the distribution of the sampled rank r = 1..n of an item at global rank R
@@ -117,11 +119,16 @@ def rank_kernel(n_items: int, sample_size: int, scheme: str = "binomial", dtype:
         ``float64`` (default) or ``float32``. The matrix has N x n entries (for N = 10^6 and
         n = 10^4 that is 40 GB even in float32): use :func:`kernel_columns` for the columns of the
         sampled ranks you observed instead.
+    nodes : array_like of float, optional
+        Global ranks at which to take the rows instead of 1..N (e.g. the nodes of a
+        :class:`~itemsampling.rank_grid.RankGrid`; positions above N are taken at N). The
+        kernel is a distribution over r at every real R in [1, N] (the binomial pmf at real θ;
+        Chu–Vandermonde for the hypergeometric).
 
     Returns
     -------
     numpy.ndarray
-        Shape ``(N, n)``.
+        Shape ``(N, n)`` (``(len(nodes), n)`` with ``nodes``).
 
     Raises
     ------
@@ -130,18 +137,19 @@ def rank_kernel(n_items: int, sample_size: int, scheme: str = "binomial", dtype:
     """
     n_items, sample_size, scheme = _check(n_items, sample_size, scheme)
     dtype = _check_dtype(dtype)
-    _check_memory(n_items, sample_size, dtype)
-    out = np.empty((n_items, sample_size), dtype=dtype)
+    rows = _rows(n_items, nodes)
+    _check_memory(rows.size, sample_size, dtype)
+    out = np.empty((rows.size, sample_size), dtype=dtype)
     all_r = np.arange(1, sample_size + 1)
-    for R in _row_blocks(n_items, sample_size):
-        logp = log_kernel_block(R, all_r, n_items, sample_size, scheme)
+    for block in _row_blocks(rows.size, sample_size):
+        logp = log_kernel_block(rows[block], all_r, n_items, sample_size, scheme)
         p = np.exp(logp - logp.max(axis=1, keepdims=True))
-        out[R[0] - 1 : R[-1]] = p / p.sum(axis=1, keepdims=True)
+        out[block] = p / p.sum(axis=1, keepdims=True)
     return out
 
 
 def kernel_columns(n_items: int, sample_size: int, sampled_ranks: ArrayLike, scheme: str = "binomial",
-                   dtype: DTypeLike = np.float64) -> np.ndarray:
+                   dtype: DTypeLike = np.float64, *, nodes: ArrayLike | None = None) -> np.ndarray:
     """Selected columns P(r | R) of the rank kernel, for all R = 1..N.
 
     Estimators that see only a few distinct sampled ranks need only those columns; this keeps
@@ -159,21 +167,24 @@ def kernel_columns(n_items: int, sample_size: int, sampled_ranks: ArrayLike, sch
         Sampling with or without replacement.
     dtype : numpy dtype
         dtype of the result (``float64`` or ``float32``).
+    nodes : array_like of float, optional
+        Global ranks of the rows instead of 1..N (as in :func:`rank_kernel`).
 
     Returns
     -------
     numpy.ndarray
-        Shape ``(N, len(sampled_ranks))``.
+        Shape ``(N, len(sampled_ranks))`` (``(len(nodes), len(sampled_ranks))`` with ``nodes``).
     """
     n_items, sample_size, scheme = _check(n_items, sample_size, scheme)
     dtype = _check_dtype(dtype)
     cols = np.asarray(sampled_ranks, dtype=np.int64).ravel()
     if cols.size and (cols.min() < 1 or cols.max() > sample_size):
         raise ValueError(f"sampled_ranks must lie in 1..n (n = {sample_size})")
-    _check_memory(n_items, cols.size, dtype)
-    out = np.empty((n_items, cols.size), dtype=dtype)
-    for R in _row_blocks(n_items, max(cols.size, 1)):
-        out[R[0] - 1 : R[-1]] = np.exp(log_kernel_block(R, cols, n_items, sample_size, scheme))
+    rows = _rows(n_items, nodes)
+    _check_memory(rows.size, cols.size, dtype)
+    out = np.empty((rows.size, cols.size), dtype=dtype)
+    for block in _row_blocks(rows.size, max(cols.size, 1)):
+        out[block] = np.exp(log_kernel_block(rows[block], cols, n_items, sample_size, scheme))
     return out
 
 
@@ -196,16 +207,25 @@ def _check_memory(n_items: int, n_cols: int, dtype: np.dtype) -> None:
         raise ValueError(
             f"the rank kernel P(r | R) would take {need / 2**30:.1f} GiB (N={n_items} global ranks x "
             f"{n_cols} sampled ranks, {dtype}), more than the limit of {MAX_KERNEL_BYTES / 2**30:.0f} GiB; "
-            "use a smaller sample size n or fewer items N, or, calling the kernel yourself, "
-            "kernel_columns(...) with only the sampled ranks you observed and dtype=float32"
+            "use a smaller sample size n or fewer items N, or grid='coarse' in itemsampling.estimate (a "
+            "coarse-to-fine grid of the global ranks; grid='auto', the default, takes it from N = "
+            f"{AUTO_MIN_ITEMS:,} on), or, calling the kernel yourself, kernel_columns(...) with only "
+            "the sampled ranks you observed and dtype=float32"
         )
 
 
-def _row_blocks(n_items: int, n_cols: int):
-    """Yield consecutive blocks of 1-based global ranks with about ``_BLOCK_ENTRIES`` entries."""
+def _rows(n_items: int, nodes) -> np.ndarray:
+    """The global ranks of the kernel's rows: 1..N, or the given nodes (at most N)."""
+    if nodes is None:
+        return np.arange(1, n_items + 1)
+    return np.minimum(np.asarray(nodes, dtype=np.float64), float(n_items))
+
+
+def _row_blocks(n_rows: int, n_cols: int):
+    """Yield consecutive slices of rows with about ``_BLOCK_ENTRIES`` entries."""
     step = max(1, _BLOCK_ENTRIES // n_cols)
-    for start in range(0, n_items, step):
-        yield np.arange(start + 1, min(start + step, n_items) + 1)
+    for start in range(0, n_rows, step):
+        yield slice(start, min(start + step, n_rows))
 
 
 class KernelCache:
@@ -232,9 +252,33 @@ class KernelCache:
     def __init__(self, max_bytes: int = 2 * 2**30, *, full_kernels: bool = True):
         self.max_bytes = int(max_bytes)
         self.full_kernels = bool(full_kernels)
-        self._entries: OrderedDict = OrderedDict()  # key -> (value, bytes)
-        self._total = 0
+        self._store = _Store()
+        self.grid: RankGrid | None = None  # the rows: the ranks 1..N, or the nodes of a grid
         self._observed: tuple | None = None  # (key, value) of the last call of observed()
+
+    def on(self, grid: RankGrid | None) -> KernelCache:
+        """This cache with its kernels taken at the nodes of ``grid`` (the ranks 1..N if None),
+        sharing the stored entries and the budget (entries of a grid are keyed by it)."""
+        if grid is self.grid:
+            return self
+        view = KernelCache(self.max_bytes, full_kernels=self.full_kernels)
+        view._store, view.grid = self._store, grid
+        return view
+
+    def n_rows(self, n_items: int) -> int:
+        """The number of rows of the kernels of N items: N, or the grid's nodes of 1..N."""
+        return int(n_items) if self.grid is None else self.grid.rows(n_items)
+
+    def uniform(self, n_items: int) -> np.ndarray:
+        """The uniform P(R) on the ranks 1..N, on this cache's rows."""
+        if self.grid is None:
+            return np.full(int(n_items), 1.0 / int(n_items))
+        return self.grid.uniform(n_items)
+
+    def nodes(self, n_items: int):
+        """The global ranks of the rows of the kernels of N items: None for 1..N, else the grid's
+        nodes of 1..N (those in (N, N + ½] taken at N)."""
+        return None if self.grid is None else np.minimum(self.grid.nodes[: self.grid.rows(n_items)], float(n_items))
 
     @classmethod
     def for_one_call(cls, sample_size) -> KernelCache:
@@ -255,23 +299,26 @@ class KernelCache:
 
     def get(self, key, build):
         """The cached value of ``key``, or ``build()`` (stored if it fits in the budget)."""
-        if key in self._entries:
-            self._entries.move_to_end(key)
-            return self._entries[key][0]
+        store = self._store
+        if self.grid is not None:
+            key = (self.grid.key, key)
+        if key in store.entries:
+            store.entries.move_to_end(key)
+            return store.entries[key][0]
         value = build()
         size = _nbytes(value)
         if size <= self.max_bytes:
-            while self._total + size > self.max_bytes:
-                _, (_, freed) = self._entries.popitem(last=False)
-                self._total -= freed
-            self._entries[key] = (value, size)
-            self._total += size
+            while store.total + size > self.max_bytes:
+                _, (_, freed) = store.entries.popitem(last=False)
+                store.total -= freed
+            store.entries[key] = (value, size)
+            store.total += size
         return value
 
     def kernel(self, n_items: int, sample_size: int, scheme: str = "binomial") -> np.ndarray:
         """:func:`rank_kernel` ``(N, n)``, computed once per (N, n, scheme)."""
         return self.get(("kernel", int(n_items), int(sample_size), scheme),
-                        lambda: rank_kernel(n_items, sample_size, scheme))
+                        lambda: rank_kernel(n_items, sample_size, scheme, nodes=self.nodes(n_items)))
 
     def banded(self, n_items: int, sample_size: int, scheme: str = "binomial") -> BandedKernel:
         """:meth:`kernel` stored as its band (:class:`~itemsampling.banded_kernel.BandedKernel`), once per
@@ -285,7 +332,8 @@ class KernelCache:
         is kept (outside the budget, until a call with other ranks), so that the estimators of
         one call on the same ranks (MLE, WMLE, MES) share it."""
         ranks = np.asarray(sampled_ranks, dtype=np.int64)
-        key = (int(n_items), int(sample_size), scheme, hashlib.sha1(ranks.tobytes()).hexdigest())
+        key = (int(n_items), int(sample_size), scheme, hashlib.sha1(ranks.tobytes()).hexdigest(),
+               None if self.grid is None else self.grid.key)
         if self._observed is None or self._observed[0] != key:
             self._observed = (key, self.banded(n_items, sample_size, scheme).select_columns(ranks - 1))
         return self._observed[1]
@@ -294,7 +342,7 @@ class KernelCache:
         """Whether :meth:`columns` takes its columns from the full ``(N, n)`` float64 kernel:
         with ``full_kernels`` when that kernel fits in the budget (else columns are computed by
         :func:`kernel_columns`)."""
-        return self.full_kernels and n_items * sample_size * 8 <= self.max_bytes
+        return self.full_kernels and self.n_rows(n_items) * sample_size * 8 <= self.max_bytes
 
     def columns(self, n_items: int, sample_size: int, sampled_ranks, scheme: str = "binomial") -> np.ndarray:
         """Columns P(r | R) at ``sampled_ranks``, taken from the cached full kernel when it
@@ -304,10 +352,20 @@ class KernelCache:
         ranks = np.asarray(sampled_ranks, dtype=np.int64)
         if self.fits(n_items, sample_size):
             return self.kernel(n_items, sample_size, scheme)[:, ranks - 1]
+        nodes = self.nodes(n_items)
         if self.full_kernels:
-            return kernel_columns(n_items, sample_size, ranks, scheme)
+            return kernel_columns(n_items, sample_size, ranks, scheme, nodes=nodes)
         key = ("columns", int(n_items), int(sample_size), scheme, hashlib.sha1(ranks.tobytes()).hexdigest())
-        return self.get(key, lambda: kernel_columns(n_items, sample_size, ranks, scheme))
+        return self.get(key, lambda: kernel_columns(n_items, sample_size, ranks, scheme, nodes=nodes))
+
+
+class _Store:
+    """The entries of a :class:`KernelCache` (key -> (value, bytes)) in least-recently-used order,
+    shared by its views on other grids (:meth:`KernelCache.on`)."""
+
+    def __init__(self):
+        self.entries: OrderedDict = OrderedDict()
+        self.total = 0
 
 
 def _nbytes(value) -> int:

@@ -123,15 +123,22 @@ class _Draw:
         self.nu = np.zeros(self.p.size)
 
 
-def _gibbs_point(z: np.ndarray, eta: float, linear: np.ndarray, nu: np.ndarray):
-    """(φ(ν), π(ν), log π(ν)) from z = −Kλ/η: π is the Gibbs form exp(z) / Σ exp(z)."""
+def _gibbs_point(z: np.ndarray, eta: float, linear: np.ndarray, nu: np.ndarray, log_base=None):
+    """(φ(ν), π(ν), log π(ν)) from z = −Kλ/η: π is the Gibbs form exp(z) / Σ exp(z), or
+    w exp(z) / Σ w exp(z) with the base measure w of a grid's nodes (``log_base`` = log w)."""
+    if log_base is not None:
+        z = z + log_base
     lse = logsumexp(z)
     log_pi = z - lse
     return eta * lse + linear @ nu + nu @ nu, np.exp(log_pi), log_pi
 
 
-def _primal_value(p: np.ndarray, q: np.ndarray, eta: float, pi: np.ndarray, log_pi: np.ndarray) -> float:
-    """f(π) = Σ_j p_j (q_j − p_j)² + η Σ_R π_R log π_R with q = Kᵀπ."""
+def _primal_value(p: np.ndarray, q: np.ndarray, eta: float, pi: np.ndarray, log_pi: np.ndarray,
+                  log_base=None) -> float:
+    """f(π) = Σ_j p_j (q_j − p_j)² + η Σ_R π_R log π_R with q = Kᵀπ (η Σ_j π_j log(π_j / w_j)
+    on a grid's nodes of weights w)."""
+    if log_base is not None:
+        return float(p @ (q - p) ** 2) + eta * float(pi @ (log_pi - log_base))
     return float(p @ (q - p) ** 2) + eta * float(pi @ log_pi)
 
 
@@ -181,6 +188,7 @@ def solve_mes(
     tol: float = DEFAULT_TOL,
     max_iter: int = 500,
     gram=None,
+    base=None,
 ) -> MESResult:
     """Minimise the MES objective (AAAI'21 eq. 26–27) by damped Newton on its dual.
 
@@ -204,6 +212,11 @@ def solve_mes(
         ``w ↦ Kᵀ diag(w) K`` (``(d, d)``, at least its upper triangle) for the Newton Hessian,
         e.g. ``BinomialGram(N, n).at(ranks).gram`` (:mod:`itemsampling.binomial_gram`); by
         default accumulated from the kernel's band.
+    base : array_like, optional
+        ``(N,)`` number of global ranks each row of the kernel stands for (the weights of a
+        :class:`~itemsampling.rank_grid.RankGrid`'s nodes): the entropy is then that of P(R) on
+        the ranks, −Σ_j π_j log(π_j / w_j), and π(λ) ∝ w exp(−Kλ/η). By default each row is
+        one rank.
 
     Returns
     -------
@@ -212,7 +225,7 @@ def solve_mes(
     p = np.asarray(p_tilde, dtype=np.float64)
     if p.ndim != 1 or np.any(p <= 0):
         raise ValueError("p_tilde must be a vector of positive probabilities P̃(r_j) of the observed ranks")
-    return _solve(kernel, p[:, None], eta, tol, max_iter, "vector", [gram])[0]
+    return _solve(kernel, p[:, None], eta, tol, max_iter, "vector", [gram], base)[0]
 
 
 def solve_mes_stacked(
@@ -223,6 +236,7 @@ def solve_mes_stacked(
     tol: float = DEFAULT_TOL,
     max_iter: int = 500,
     gram=None,
+    base=None,
 ) -> list[MESResult]:
     """:func:`solve_mes` of B problems on the columns of one kernel, their Newton steps in lockstep.
 
@@ -248,16 +262,18 @@ def solve_mes_stacked(
         (at least the upper triangles), in order, for the ``(N, m)`` current points Π of the
         problems ``problems`` (their indices b); an iterator, so that only one d_b x d_b matrix
         is held at a time. By default each is accumulated from the kernel's band.
+    base : array_like, optional
+        As in :func:`solve_mes`.
 
     Returns
     -------
     list of MESResult
         One per column of ``p_tilde``, in order.
     """
-    return _solve(kernel, p_tilde, eta, tol, max_iter, "matrix", gram)
+    return _solve(kernel, p_tilde, eta, tol, max_iter, "matrix", gram, base)
 
 
-def _solve(kernel, p_tilde, eta: float, tol: float, max_iter: int, products: str, gram) -> list[MESResult]:
+def _solve(kernel, p_tilde, eta: float, tol: float, max_iter: int, products: str, gram, base=None) -> list[MESResult]:
     """The one Newton loop of MES: every problem's damped Newton steps on the dual (module
     docstring), in lockstep, with the kernel products of ``products`` (:data:`_PRODUCTS`)."""
     K = kernel if isinstance(kernel, BandedKernel) else BandedKernel(np.asarray(kernel, dtype=np.float64))
@@ -270,7 +286,10 @@ def _solve(kernel, p_tilde, eta: float, tol: float, max_iter: int, products: str
     eta = float(eta)
     draws = [_Draw(b, observed, p_all[observed, b])
              for b, observed in enumerate(np.flatnonzero(column > 0) for column in p_all.T)]
-    kernel_products = _PRODUCTS[products](K, draws, eta, gram)
+    log_base = None if base is None else np.log(np.asarray(base, dtype=np.float64))
+    if log_base is not None and log_base.shape != (K.shape[0],):
+        raise ValueError(f"base must give one weight per kernel row ({K.shape[0]}), got shape {log_base.shape}")
+    kernel_products = _PRODUCTS[products](K, draws, eta, gram, log_base)
     for draw, (phi, pi, log_pi) in zip(draws, kernel_products.evaluate(draws, [d.nu for d in draws]), strict=True):
         draw.phi, draw.pi, draw.log_pi = phi, pi, log_pi
     kernel_products.primal(draws)
@@ -326,22 +345,22 @@ class _VectorProducts:
     ``K_b λ_b`` and ``K_bᵀ π_b`` (matrix–vector), and its Gram matrix from ``grams[b]`` (``w ↦
     K_bᵀ diag(w) K_b``) or from the band of K_b."""
 
-    def __init__(self, K: BandedKernel, draws, eta: float, grams):
-        self.eta = eta
+    def __init__(self, K: BandedKernel, draws, eta: float, grams, log_base=None):
+        self.eta, self.log_base = eta, log_base  # log w of a grid's nodes, or None
         self.kernels = [K if draw.observed.size == K.shape[1] else K.select_columns(draw.observed) for draw in draws]
         self.gram_of = [gram or (lambda pi, kernel=kernel: kernel.gram_upper(pi, skip_below=_HESSIAN_ROW_CUTOFF))
                         for gram, kernel in zip(grams, self.kernels, strict=True)]
 
     def evaluate(self, draws, nus):
         """(φ(ν), π(ν), log π(ν)) of each draw at its ν."""
-        return [_gibbs_point(self.kernels[d.index].matvec(d.scale * nu) * (-1.0 / self.eta), self.eta, d.linear, nu)
-                for d, nu in zip(draws, nus, strict=True)]
+        return [_gibbs_point(self.kernels[d.index].matvec(d.scale * nu) * (-1.0 / self.eta), self.eta, d.linear, nu,
+                             self.log_base) for d, nu in zip(draws, nus, strict=True)]
 
     def primal(self, draws) -> None:
         """f(π) and q = Kᵀπ of each draw, with log π from the Gibbs form (exact where π underflows)."""
         for draw in draws:
             draw.q = self.kernels[draw.index].rmatvec(draw.pi)
-            draw.f = _primal_value(draw.p, draw.q, self.eta, draw.pi, draw.log_pi)
+            draw.f = _primal_value(draw.p, draw.q, self.eta, draw.pi, draw.log_pi, self.log_base)
 
     def grams(self, draws):
         return (self.gram_of[d.index](d.pi) for d in draws)
@@ -352,8 +371,8 @@ class _MatrixProducts:
     (matrix–matrix), and their Gram matrices from ``gram`` (``(Π, which) ↦`` an iterator) or
     from the band."""
 
-    def __init__(self, K: BandedKernel, draws, eta: float, gram):
-        self.K, self.eta, self.draws = K, eta, draws
+    def __init__(self, K: BandedKernel, draws, eta: float, gram, log_base=None):
+        self.K, self.eta, self.draws, self.log_base = K, eta, draws, log_base
         self.gram = gram or self._band_grams
 
     def evaluate(self, draws, nus):
@@ -362,14 +381,15 @@ class _MatrixProducts:
         for i, (draw, nu) in enumerate(zip(draws, nus, strict=True)):
             lam[draw.observed, i] = draw.scale * nu
         z_all = np.ascontiguousarray((self.K.matmat(lam) * (-1.0 / self.eta)).T)  # row i: z of draw i
-        return [_gibbs_point(z, self.eta, draw.linear, nu) for draw, nu, z in zip(draws, nus, z_all, strict=True)]
+        return [_gibbs_point(z, self.eta, draw.linear, nu, self.log_base)
+                for draw, nu, z in zip(draws, nus, z_all, strict=True)]
 
     def primal(self, draws) -> None:
         """f(π) and q = Kᵀπ of ``draws``, one product ``Kᵀ Π``."""
         q_all = self.K.rmatmat(np.column_stack([d.pi for d in draws]))
         for i, draw in enumerate(draws):
             draw.q = q_all[draw.observed, i]
-            draw.f = _primal_value(draw.p, draw.q, self.eta, draw.pi, draw.log_pi)
+            draw.f = _primal_value(draw.p, draw.q, self.eta, draw.pi, draw.log_pi, self.log_base)
 
     def grams(self, draws):
         if not draws:

@@ -13,7 +13,7 @@ CSV from standard input. The result is a CSV table with the columns ``metric, k,
 (and with ``--interval`` the standard error and confidence bounds ``se, lower, upper``; see
 :mod:`itemsampling.intervals`), written to standard output or to ``--output``.
 
-Every option of :func:`itemsampling.estimate` except ``progress`` has a flag: ``--scheme``,
+Every option of :func:`itemsampling.estimate` except ``progress`` has a flag: ``--scheme``, ``--grid``,
 ``--n-groups``, ``--gamma``, ``--prior``, ``--n-users``, ``--eta``, ``--eta-scale``, ``--weight``, ``--c``,
 ``--init``, ``--max-iter`` and ``--tol``. A method takes only the options it uses (listed with
 each flag below); giving another one is an error. ``--prior`` and ``--init`` name a file with
@@ -36,6 +36,7 @@ from ..estimators import M_SCOPES, METHODS, estimate, method_options
 from ..intervals import DEFAULT_N_BOOTSTRAP, INTERVAL_METHODS
 from ..kernels import SCHEMES
 from ..metrics import METRICS
+from ..rank_grid import AUTO_MIN_ITEMS, GRIDS
 from ._common import check_output_file, plain_text
 
 __all__ = ["ESTIMATOR_OPTIONS", "parse_ks", "read_distribution", "read_sampled_ranks", "register"]
@@ -44,7 +45,7 @@ DEFAULT_METRICS = ("recall", "ndcg", "ap")
 DEFAULT_KS = "1-50"
 #: options of :func:`itemsampling.estimate` that have a flag; ``progress`` is not one of them:
 #: the command shows a progress bar when standard error is a terminal
-ESTIMATOR_OPTIONS = ("scheme", "n_groups", "gamma", "prior", "n_users", "m_scope", "eta", "eta_scale", "weight",
+ESTIMATOR_OPTIONS = ("scheme", "n_groups", "grid", "gamma", "prior", "n_users", "m_scope", "eta", "eta_scale", "weight",
                      "c", "init", "max_iter", "tol")
 #: options whose flag names a file with one probability per global rank
 _DISTRIBUTION_OPTIONS = ("prior", "init")
@@ -90,6 +91,8 @@ def _add_estimator_options(parser: argparse.ArgumentParser) -> None:
                                           "(hypergeometric)"),
         "n_groups": (dict(type=int, metavar="G"), "with per-user candidates (column n_candidates), the "
                                                   "largest number of groups of users by N_u (default 20)"),
+        "grid": (dict(choices=GRIDS), "global ranks to sum over: auto (default: a coarse-to-fine grid from "
+                                      f"N = {AUTO_MIN_ITEMS:,} items on), exact (every rank 1..N) or coarse"),
         "gamma": (dict(type=float, metavar="G"), "BV variance weight γ >= 0 (default 0.01)"),
         "prior": (dict(metavar="FILE"), "prior P(R), R = 1..N, of the correction (default uniform)"),
         "n_users": (dict(type=int, metavar="M"), "MN's number of users M (default: number of ranks)"),
