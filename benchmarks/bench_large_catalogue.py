@@ -4,6 +4,7 @@ Run from the repository root::
 
     .venv/bin/python benchmarks/bench_large_catalogue.py            # M = 10^6 users; N = 10^6 and 10^7
     .venv/bin/python benchmarks/bench_large_catalogue.py --quick    # M = 10^4; N = 10^5 and 10^6
+    /usr/bin/time -v .venv/bin/python benchmarks/bench_large_catalogue.py --items 10000000 --method mle
 
 Problem: M users with global ranks drawn from P(R) ∝ (R + 10)^-1.1 on 1..N (by inverting its
 continuous CDF), sampled ranks from :func:`itemsampling.sample_ranks` with n = 100 (binomial), and
@@ -75,15 +76,22 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="M = 10^4; N = 10^5 and 10^6")
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--items", type=int, metavar="N",
+                        help="only this N, on the grid (no exact baseline): for the peak resident memory "
+                             "of one process under /usr/bin/time -v")
+    parser.add_argument("--method", choices=METHODS, action="append", help="only these methods (repeatable)")
     args = parser.parse_args(argv)
     n_users, small, large = (10_000, 100_000, 1_000_000) if args.quick else (1_000_000, 1_000_000, 10_000_000)
+    sizes, methods = ((large,) if args.items is None else (), args.method or METHODS)
+    if args.items is not None:
+        small, sizes = None, (args.items,)
     warnings.simplefilter("ignore", its.ImpossibleEstimateWarning)
     print(f"M = {n_users:,} users, n = 100 (adaptive: 100..3,200), Recall and NDCG at K = 10, 50")
     print("| N items | method | grid | time_s | peak_MiB | ratio | max_diff |")
     print("|---|---|---|---|---|---|---|")
-    for n_items in (small, large):
+    for n_items in ((small,) if small else ()) + sizes:
         prob = problem(n_users, n_items)
-        for method in METHODS:
+        for method in methods:
             coarse_s, coarse_mib, coarse = timed(call(prob, n_items, method, "auto"), args.repeats)
             if n_items == small:
                 exact_s, exact_mib, exact = timed(call(prob, n_items, method, "exact"), 1)

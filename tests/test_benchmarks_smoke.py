@@ -221,3 +221,21 @@ def test_protocols_benchmark_quick_run_prints_each_call():
     assert float(rows["uniform mn_mes"]["ratio to uniform mn_mes"]) == 1.0
     # printed, not judged
     assert all(float(r[c]) >= 0 for r in rows.values() for c in ("seconds", "peak_MiB"))
+
+
+LARGE = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_large_catalogue.py"
+
+
+@pytest.mark.slow
+def test_large_catalogue_benchmark_quick_run_agrees_with_the_exact_ranks():
+    done = subprocess.run([sys.executable, str(LARGE), "--quick", "--repeats", "1"], capture_output=True,
+                          text=True, timeout=600, check=False)
+    assert done.returncode == 0, done.stderr
+    rows = parse_table(done.stdout)
+    assert {(r["N items"], r["method"], r["grid"]) for r in rows} == {
+        (n, m, g) for m in ("mle", "mn_mes", "adaptive_mle") for n, g in (
+            ("100,000", "exact"), ("100,000", "coarse"), ("1,000,000", "coarse"))}
+    compared = [r for r in rows if r["max_diff"]]
+    assert len(compared) == 3 and all(float(r["max_diff"]) < 1e-4 for r in compared)
+    # printed, not judged
+    assert all(float(r[c]) > 0 for r in rows for c in ("time_s", "peak_MiB"))

@@ -49,6 +49,8 @@ Options (keyword arguments; each method accepts only those it uses, see
 - ``init``, ``progress``: EM start distribution and progress bar (MLE family).
 - ``n_groups``: with per-user candidates N_u, the largest number of groups of users by N_u
   (default 20; see :func:`estimate`).
+- ``grid``: the global ranks the estimators sum over: ``"auto"`` (default), ``"exact"`` or
+  ``"coarse"`` (see "Large catalogues" in :func:`estimate`).
 
 **Impossible estimates.** Every metric lies in [0, 1]. The rank-distribution methods (``mle``,
 ``wmle``, ``mes``, ``adaptive_mle``) always give values in that range; the linear corrections
@@ -172,6 +174,13 @@ def estimate(
     most Σ_g (M_g/M) (b_g² + V̄_g/M): group by group, MN with M. With M_g the variance term of
     each group weighs M/M_g times more, so the estimate moves with the number of groups. An
     array of equal values gives exactly the result of the scalar.
+
+    **Large catalogues.** Every method but ``cls`` sums over the global ranks through a
+    coarse-to-fine grid (:mod:`itemsampling.rank_grid`) when ``grid="coarse"``, and by default
+    (``grid="auto"``) from N = 100,000 items on: the ranks up to the largest cut-off (at least
+    1,000) exactly, Gauss–Legendre panels beyond, so that time and memory are set by n and K,
+    not by N, and every metric@K, AUC and interval bound stays within 1e-4 of the exact ranks
+    (measured: about 1e-8). ``grid="exact"`` sums over every rank 1..N.
 
     Parameters
     ----------
