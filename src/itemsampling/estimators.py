@@ -438,7 +438,8 @@ def influence_values(sampled_ranks: ArrayLike, n_items: int | ArrayLike, sample_
                      estimator: Estimator, metrics: Sequence[str] | str = ("recall", "ndcg", "ap"),
                      ks: Iterable[int | None] | int | None = range(1, 51), *,
                      targets: Sequence[tuple[str, int | None]] | None = None, scheme: str = "binomial",
-                     n_groups: int | None = DEFAULT_N_GROUPS, cache: KernelCache | None = None) -> np.ndarray:
+                     n_groups: int | None = DEFAULT_N_GROUPS, grid: str = "auto",
+                     cache: KernelCache | None = None) -> np.ndarray:
     """Influence value ψ_u = M ∂θ̂/∂c_{o(u)} of each user on each estimated metric.
 
     To first order the estimate is the mean of ψ_u over the users: replacing user u's
@@ -448,7 +449,7 @@ def influence_values(sampled_ranks: ArrayLike, n_items: int | ArrayLike, sample_
 
     Parameters
     ----------
-    sampled_ranks, n_items, sample_size, metrics, ks, targets, scheme, n_groups, cache
+    sampled_ranks, n_items, sample_size, metrics, ks, targets, scheme, n_groups, grid, cache
         As in :func:`itemsampling.estimate_many`.
     estimator : Estimator
         The estimator.
@@ -460,8 +461,9 @@ def influence_values(sampled_ranks: ArrayLike, n_items: int | ArrayLike, sample_
     """
     pairs = _metric_k_pairs(metrics, ks) if targets is None else _explicit_pairs(targets)
     batch = Batch.build(sampled_ranks, n_items, sample_size, scheme, n_groups,
-                         KernelCache.for_one_call(sample_size) if cache is None else cache,
-                         per_user_sizes=estimator.method == "adaptive_mle")
+                        KernelCache.for_one_call(sample_size) if cache is None else cache,
+                        per_user_sizes=estimator.method == "adaptive_mle", grid=_grid_for(grid, [estimator]),
+                        top=_largest_cutoff(pairs))
     return intervals.batch_influences(batch, estimator, pairs)
 
 
