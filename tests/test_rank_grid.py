@@ -117,10 +117,11 @@ def _compare(ranks, n_items, sample_size, methods, targets=TARGETS, **kw):
     return float(np.abs(exact[columns].to_numpy() - coarse[columns].to_numpy()).max())
 
 
-@pytest.mark.parametrize("n_items, methods", [(100_000, EVERY_METHOD), (1_000_000, ("mle", "mn_mes", "bv"))])
-def test_every_estimator_on_the_grid_is_within_1e_4_of_the_exact_ranks(n_items, methods):
+@pytest.mark.parametrize("n_items, methods, interval", [(100_000, EVERY_METHOD, None),
+                                                        (1_000_000, ("mle", "mn_mes", "bv"), 0.95)])
+def test_every_estimator_on_the_grid_is_within_1e_4_of_the_exact_ranks(n_items, methods, interval):
     ranks = its.sample_ranks(_global_ranks(3_000, n_items), n_items, 100, rng=5)
-    assert _compare(ranks, n_items, 100, methods) < 1e-4
+    assert _compare(ranks, n_items, 100, methods, interval=interval) < 1e-4
 
 
 def test_adaptive_mle_and_per_user_candidates_on_the_grid():
