@@ -306,7 +306,7 @@ def test_an_interval_needs_more_users_than_groups():
 def test_the_differentiated_em_steps_are_those_of_the_estimate(method, n_items, sizes):
     """The analytic interval differentiates the EM steps that the estimate ran: the traced fit's
     weights are the estimate's P̂(R), to the bit, also with per-user N_u and n_u."""
-    from itemsampling.distributions import check_sampled_ranks, traced_em_fit
+    from itemsampling.distributions import check_sampled_ranks, em_fits_of_checked
     from itemsampling.estimators import rank_distribution
 
     ranks = _one_sample(n_users=300)
@@ -315,6 +315,23 @@ def test_the_differentiated_em_steps_are_those_of_the_estimate(method, n_items, 
     sizes = np.maximum(ranks, rng.integers(2, SAMPLE_SIZE + 1, size=ranks.size)) if sizes == "per_user" else sizes
     fitted = rank_distribution(ranks, n_items, sizes, method)
     checked = check_sampled_ranks(ranks, n_items, sizes, 20, method == "adaptive_mle")
-    trace = traced_em_fit(checked, method, {}, "binomial", KernelCache.for_one_call(sizes))
+    trace = em_fits_of_checked(checked, [(method, {})], "binomial", KernelCache.for_one_call(sizes), record=True)[0]
     assert np.array_equal(trace.result.weights, fitted)
     assert len(trace.result.steps) == trace.result.n_iter
+
+
+def test_an_analytic_interval_differentiates_the_fit_it_reports_without_fitting_again(monkeypatch):
+    """One EM run per fit of P̂(R) (mle and bv_mle share it): the interval reads its recorded steps."""
+    from itemsampling import distributions
+
+    runs = []
+    real = distributions.em_mixture_weights_many
+    monkeypatch.setattr(distributions, "em_mixture_weights_many",
+                        lambda kernel, problems, **kw: runs.append(len(problems)) or real(kernel, problems, **kw))
+    ranks = _one_sample(n_users=300)
+    table = estimate_many(ranks, N_ITEMS, SAMPLE_SIZE, [Estimator("mle"), Estimator("bv_mle"), Estimator("wmle")],
+                          "recall", [5, 10], interval=0.95)
+    assert runs == [2]  # one pass of the EM loop for mle and wmle, recorded
+    plain = estimate_many(ranks, N_ITEMS, SAMPLE_SIZE, [Estimator("mle"), Estimator("bv_mle"), Estimator("wmle")],
+                          "recall", [5, 10])
+    assert np.array_equal(table["estimate"], plain["estimate"])

@@ -211,15 +211,29 @@ class Batch:
         """Take fits of P̂(R) made elsewhere (keys of :meth:`em_fits_needed`)."""
         self._fits.update(fits)
 
-    def fit_priors(self, estimators: Sequence[Estimator]) -> None:
+    def fit_priors(self, estimators: Sequence[Estimator], record: bool = False) -> None:
         """Fit the MLE-family P̂(R) that ``estimators`` need, all together
-        (:func:`~itemsampling.distributions.em_estimates`: one kernel, one pass per EM step)."""
+        (:func:`~itemsampling.distributions.em_fits_of_checked`: one kernel, one pass per EM step),
+        keeping each fit's EM steps with ``record`` (for :meth:`em_trace`)."""
         todo = self.em_fits_needed(estimators)
         if todo:
-            fits = distributions.em_estimates_of_checked(
+            traces = distributions.em_fits_of_checked(
                 self.checked, distributions.check_fits([(e.method, e.options) for e in todo.values()]),
-                self.scheme, self.cache)
-            self._fits.update(zip(todo, fits, strict=True))
+                self.scheme, self.cache, record=record)
+            for key, trace in zip(todo, traces, strict=True):
+                self._fits[key] = trace.result.weights
+                if record:
+                    self._fits[("trace", *key)] = trace
+
+    def em_trace(self, est: Estimator) -> distributions.EMTrace:
+        """The fit of an MLE-family ``est`` with its EM steps: the one :meth:`fit_priors` recorded,
+        else a run of its own (the same arithmetic as the fit, to the bit)."""
+        key = ("trace", est.method, _freeze(est.options))
+        if key not in self._fits:
+            self._fits[key] = distributions.em_fits_of_checked(
+                self.checked, distributions.check_fits([(est.method, est.options)]), self.scheme, self.cache,
+                record=True)[0]
+        return self._fits[key]
 
     def prior_fit(self, est: Estimator) -> np.ndarray:
         """The fitted P̂(R) of a direct method, once per call for the same options."""

@@ -28,7 +28,7 @@ replacement, as in the papers) or ``"hypergeometric"`` (without replacement).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import NamedTuple
 
 import numpy as np
@@ -66,11 +66,11 @@ __all__ = [
     "adaptive_mle",
     "em_estimates",
     "em_estimates_of_draws",
+    "em_fits_of_checked",
     "log_likelihood",
     "mes",
     "mes_objective",
     "mle",
-    "traced_em_fit",
     "weighted_log_likelihood",
     "weighted_mle",
     "wmle_weights",
@@ -135,13 +135,15 @@ class _Observations:
     """Users grouped by their observation (candidate group g, sample size n, sampled rank r).
 
     ``kernel`` holds one column P(r | R; n, N_g) per distinct observation, zero for R > N_g,
-    banded per (g, n) block; ``counts`` is the number of users of each column, ``ranks`` its r.
+    banded per (g, n) block; ``counts`` is the number of users of each column, ``ranks`` its r,
+    ``column_of_user`` each user's column.
     """
 
     kernel: BandedKernel
     counts: np.ndarray
     ranks: np.ndarray
     groups: CandidateGroups
+    column_of_user: np.ndarray
 
 
 def _columns(cache, n_items, sample_size, ranks, scheme):
@@ -167,9 +169,11 @@ def _observations_of(checked: CheckedRanks, scheme: str, cache=None) -> _Observa
     """:func:`_observations` of ranks already checked."""
     ranks, sizes, groups = checked
     base = int(sizes.max()) + 1
-    codes, counts = np.unique(_observation_codes(ranks, sizes, groups, base), return_counts=True)
+    codes, column_of_user, counts = np.unique(_observation_codes(ranks, sizes, groups, base), return_inverse=True,
+                                              return_counts=True)
     keys = _observation_keys(codes, base)
-    return _Observations(_grouped_kernel(keys, groups, cache, scheme), counts, keys[:, 2], groups)
+    return _Observations(_grouped_kernel(keys, groups, cache, scheme), counts, keys[:, 2], groups,
+                         column_of_user.ravel())
 
 
 def _observation_codes(ranks: np.ndarray, sizes: np.ndarray, groups: CandidateGroups, base: int) -> np.ndarray:
@@ -334,18 +338,14 @@ def em_estimates(sampled_ranks, n_items, sample_sizes, fits, *, scheme: str = "b
 
 def em_estimates_of_checked(checked: CheckedRanks, fits, scheme: str, cache=None) -> list[np.ndarray]:
     """:func:`em_estimates` of ranks already checked, with fits checked by :func:`check_fits`."""
-    obs = _observations_of(checked, scheme, cache)
-    problems = [_em_problem(obs.counts, obs.ranks, obs.groups.max_items, method, cache, **options)
-                for method, options in fits]
-    progress = any(options.get("progress", False) for _, options in fits)
-    return [result.weights for result in em_mixture_weights_many(obs.kernel, problems, progress=progress)]
+    return [trace.result.weights for trace in em_fits_of_checked(checked, fits, scheme, cache)]
 
 
 class EMTrace(NamedTuple):
-    """An MLE-family fit with the iterates of its EM steps (:func:`traced_em_fit`): the grouped
-    kernel and user counts of its observations, each user's observation (column), its
-    observation weights c (counts, times w(r) for WMLE) and the :class:`~itemsampling.em.EMResult`
-    with ``steps``."""
+    """An MLE-family fit (:func:`em_fits_of_checked`): the grouped kernel and user counts of its
+    observations, each user's observation (column), its observation weights c (counts, times
+    w(r) for WMLE) and the :class:`~itemsampling.em.EMResult`, with the iterates of its steps
+    when they were recorded."""
 
     kernel: BandedKernel
     counts: np.ndarray
@@ -355,21 +355,17 @@ class EMTrace(NamedTuple):
     result: EMResult
 
 
-def traced_em_fit(checked: CheckedRanks, method: str, options, scheme: str, cache=None) -> EMTrace:
-    """The fit of :func:`em_estimates` for one MLE-family ``method`` of ranks already checked,
-    recording its EM steps; its weights are those of :func:`em_estimates`, to the bit (the same
-    arithmetic: :func:`itemsampling.em.em_mixture_weights_many` with vector products)."""
-    ranks, sizes, groups = checked
-    base = int(sizes.max()) + 1
-    codes, column_of_user, counts = np.unique(_observation_codes(ranks, sizes, groups, base), return_inverse=True,
-                                              return_counts=True)
-    keys = _observation_keys(codes, base)
-    kernel = _grouped_kernel(keys, groups, cache, scheme)
-    problem = _em_problem(counts, keys[:, 2], groups.max_items, method, cache, **dict(options))
-    traced = EMProblem(problem.obs_weights, max_iter=problem.max_iter, tol=problem.tol, init=problem.init,
-                       record=True)
-    return EMTrace(kernel, counts, keys[:, 2], column_of_user.ravel(), np.asarray(problem.obs_weights, float),
-                   em_mixture_weights_many(kernel, [traced])[0])
+def em_fits_of_checked(checked: CheckedRanks, fits, scheme: str, cache=None, record: bool = False) -> list[EMTrace]:
+    """The fits of :func:`em_estimates` of ranks already checked (fits checked by
+    :func:`check_fits`), with what differentiating them needs and, with ``record``, the iterates
+    of every EM step: the same runs, to the bit (recording does not change the arithmetic)."""
+    obs = _observations_of(checked, scheme, cache)
+    problems = [replace(_em_problem(obs.counts, obs.ranks, obs.groups.max_items, method, cache, **options),
+                        record=record) for method, options in fits]
+    progress = any(options.get("progress", False) for _, options in fits)
+    results = em_mixture_weights_many(obs.kernel, problems, progress=progress)
+    return [EMTrace(obs.kernel, obs.counts, obs.ranks, obs.column_of_user, np.asarray(problem.obs_weights, float),
+                    result) for problem, result in zip(problems, results, strict=True)]
 
 
 def em_estimates_of_draws(draws, n_items, sample_sizes, fits, *, scheme: str = "binomial",

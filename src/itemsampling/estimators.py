@@ -311,7 +311,7 @@ def estimate_many(
     batch = Batch.build(sampled_ranks, n_items, sample_size, scheme, n_groups,
                         KernelCache.for_one_call(sample_size) if cache is None else cache,
                         per_user_sizes=per_user, grid=_grid_for(grid, estimators), top=_largest_cutoff(pairs))
-    batch.fit_priors(estimators)
+    batch.fit_priors(estimators, record=spec is not None and spec.method == "analytic")  # its interval's steps
     return _estimate_table(batch, estimators, labels, pairs, spec, clip, warn)
 
 

@@ -69,7 +69,7 @@ from tqdm import tqdm
 from . import corrections
 from ._validation import as_generator, check_choice, check_positive_integer
 from .batch import Batch
-from .distributions import DEFAULT_ETA, EMTrace, traced_em_fit
+from .distributions import DEFAULT_ETA, EMTrace
 
 __all__ = [
     "COVERAGE_KEYS",
@@ -338,7 +338,7 @@ def _pad(weights: np.ndarray, n_rows: int) -> np.ndarray:
 
 @dataclass
 class _EMFit:
-    """The EM steps of the fit of an MLE-family estimator (:func:`~itemsampling.distributions.traced_em_fit`),
+    """The EM steps of the fit of an MLE-family estimator (:meth:`~itemsampling.batch.Batch.em_trace`),
     differentiated backwards.
 
     With f the normalised observation weights, q_t = Kᵀπ_t and s_t = K (f / q_t), each step is
@@ -356,7 +356,7 @@ class _EMFit:
 
     @classmethod
     def run(cls, batch: Batch, obs: _Observations, est) -> _EMFit:
-        trace = traced_em_fit(batch.checked, est.method, est.options, batch.scheme, batch.cache)
+        trace = batch.em_trace(est)
         first_user = np.zeros(obs.rank.size, dtype=np.int64)
         first_user[obs.inverse[::-1]] = np.arange(obs.inverse.size)[::-1]
         return cls(trace, trace.column_of_user[first_user])
