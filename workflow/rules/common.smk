@@ -18,7 +18,7 @@ from itemsampling.data import default_registry
 from itemsampling.models.registry import check_hyperparameters
 from itemsampling.ranks import PROTOCOLS
 from itemsampling.studies.contract import check_sample_sizes as check_study_sample_sizes
-from itemsampling.studies.records import record_path
+from itemsampling.studies.records import canonical_config, record_path
 from itemsampling.studies.tables import chunk_path, ranks_path, table_path
 from itemsampling.studies.verdicts import CHECKS_PATH, VERDICTS_PATH, read_verdicts, report_summary
 
@@ -119,11 +119,12 @@ def check_config(cfg):
         studied = load_study(step.study)
         study_cfg = studied.study_config(cfg)
         chunks = studied.chunks(study_cfg)
-        if chunks and step.rule != f"tables_{step.notebook}":
+        if chunks and step.study != NOTEBOOKS[step.notebook]["study"]:
             raise ValueError(f"workflow/notebooks.yaml: study {step.study} of notebook {step.notebook} has chunks; "
                              f"only a notebook's own study (its `study`) may have chunks")
+        # the (dataset, model) of every ranks file it reads: results/ranks/<dataset>/<model>/...
         ranks = {(chunk["dataset"], chunk["model"]) for chunk in chunks}
-        ranks |= {Path(path).parts[2:4] for path in studied.inputs(study_cfg) if Path(path).parts[:2] == ("results", "ranks")}
+        ranks |= {Path(p).parts[2:4] for p in studied.inputs(study_cfg) if Path(p).parts[:2] == ("results", "ranks")}
         for dataset, model in sorted(ranks):
             if model not in cfg["train"].get(dataset, []):
                 raise ValueError(
@@ -205,9 +206,10 @@ PAIRS = sorted((d, m) for d, models in config["train"].items() for m in models)
 #: what each job that reads a configuration finds in its configuration file (job_config), rather
 #: than as JSON on its shell line: the parameters of every study (`itemsampling study chunk` and
 #: `study tables --config`), the papermill parameters of every notebook (`study notebook
-#: --parameters`) and the study of every notebook (`study verdicts --notebooks`)
+#: --parameters`), both with every mapping's keys sorted, so that the order of the config's keys
+#: reruns nothing, and the study of every notebook in reading order (`study verdicts --notebooks`)
 JOB_CONFIGS = {
-    **{f"studies/{name}": study_parameters(name) for name in STUDY_STEPS},
+    **{f"studies/{name}": canonical_config(study_parameters(name)) for name in STUDY_STEPS},
     **{f"notebooks/{nb}": study_notebook_parameters(spec["study"], config, ".") for nb, spec in NOTEBOOKS.items()},
     "verdicts": {nb: spec["study"] for nb, spec in NOTEBOOKS.items()},
 }
@@ -219,7 +221,7 @@ def job_config(name):
 
 
 def write_job_configs():
-    """Write each configuration file of JOB_CONFIGS whose content differs from the config, when
+    """Write every configuration file of JOB_CONFIGS that is missing or holds other content, when
     the workflow is parsed (a dry run too): a file always holds the config Snakemake was given,
     however it was started (--rerun-triggers, .snakemake/ deleted), and it changes only when its
     content does, so that its date reruns exactly the jobs that read it."""

@@ -71,12 +71,16 @@ rule study_chunk:
         "--output {output} > {log} 2>&1"
 
 
-# The tables of every study (STUDY_STEPS): a notebook's own study (rule tables_<notebook>) from
-# its chunks, and the further studies the notebook reads (each rule named after its study, e.g.
-# live_evaluation, adaptive_sensitivity, wmle_readings, mn_users: see their modules in
-# itemsampling.studies) from the committed ranks alone. A study without chunks waits for no other
-# job, so its priority starts it before the chunks: the longest of them, adaptive_sensitivity
-# (about 5 minutes), would otherwise run alone at the end.
+# The tables of every study (STUDY_STEPS), one rule each: a notebook's own study (rule
+# tables_<notebook>) from its chunks, and the further studies the notebook reads from the committed
+# ranks alone (each rule named after its study: notebook 04's checks wmle_readings and mn_users,
+# notebook 05's live_evaluation and adaptive_sensitivity; see their modules in itemsampling.studies).
+# A study without chunks waits for no other job, so its priority starts it before the chunks: the
+# longest of them, adaptive_sensitivity (about 5 minutes), would otherwise run alone at the end.
+# Every job holds one core: live_evaluation's refits raise BLAS to fit_threads threads inside the
+# job (threadpoolctl) for about 5 of its 35 s, so declaring fit_threads would leave a core idle.
+# A study that loads a dataset checks it as it loads it; rule verify_data is no input of any, since
+# it would make Snakemake retrain every model whose ranks are committed (workflow/rules/ranks.smk).
 for _step in STUDY_STEPS.values():
 
     rule:
