@@ -38,16 +38,19 @@ figures: $(STAMP)
 retrain: $(STAMP)
 	$(BIN)/snakemake --profile profiles/local --cores $(CORES) --forcerun train_and_rank
 
-# Rerun every study step from the committed ranks (every chunk, table step, the live evaluation
+# Rerun every study step from the committed ranks (every chunk, the tables of every study
 # and the notebooks; the models are not retrained: that is make retrain) and verify that every
 # committed table is reproduced: byte for byte on a machine like the one that made them
 # (results/provenance.json: same BLAS kernels, threads and package versions), within each
 # table's stated tolerance elsewhere; wall times (*_times.csv) are never compared. Prints the
 # largest differences of every table. (--forceall would retrain every model.)
-# the table step of every notebook of workflow/notebooks.yaml (a notebook without chunks, 00, too)
-TABLE_RULES := $(shell sed -n 's/^\([0-9][0-9]_[a-z_]*\):$$/tables_\1/p' workflow/notebooks.yaml)
+# The rule of every study of workflow/notebooks.yaml (workflow/rules/studies.smk): tables_<notebook>
+# for each notebook's own study (a notebook without chunks, 00, too), the study's name for each
+# further study it reads.
+STUDY_RULES = $(shell $(BIN)/python -c 'import yaml; notebooks = yaml.safe_load(open("workflow/notebooks.yaml")); \
+  print(*(rule for name, spec in notebooks.items() for rule in ["tables_" + name, *spec.get("studies", {})]))')
 check: $(STAMP)
-	$(BIN)/snakemake --profile profiles/local --cores $(CORES) --forcerun study_chunk live_evaluation wmle_readings mn_users adaptive_sensitivity provenance verdicts $(TABLE_RULES)
+	$(BIN)/snakemake --profile profiles/local --cores $(CORES) --forcerun study_chunk provenance verdicts $(STUDY_RULES)
 	$(BIN)/python workflow/scripts/check_reproduction.py
 
 # The smoke study through profiles/slurm on a one-node SLURM cluster started from Debian's packages

@@ -196,7 +196,9 @@ def test_cls_refuses_a_problem_larger_than_the_memory_limit(monkeypatch):
 #: third line, ``{absent}`` a file that does not exist, ``{no_folder}`` a file in a folder that
 #: does not exist, ``{folder}`` an existing folder, ``{file}`` an existing file; priors for
 #: N = 100: ``{prior_short}`` with 3 values, ``{prior_text}`` with text on line 3,
-#: ``{prior_2d}`` a 10 x 10 array, ``{prior_sum}`` with values that do not sum to one.
+#: ``{prior_2d}`` a 10 x 10 array, ``{prior_sum}`` with values that do not sum to one; JSON files:
+#: ``{json_object}`` an empty object, ``{json_list}`` a list, ``{unknown_study}`` a notebook whose
+#: study does not exist.
 ESTIMATE = ["estimate", "{ranks}", "--n-items", "100", "--sample-size", "10"]
 #: Output paths are checked before anything is read or computed: these commands name inputs
 #: that do not exist, so an error about those would mean that the output was checked too late.
@@ -208,7 +210,7 @@ RANKS = ["ranks", "--dataset", "no-such-dataset", "--model", "no-such-model", "-
 STUDY = ["study"]
 EVALUATE = ["evaluate-adaptive", "--dataset", "no-such-dataset", "--scorer", "no_such_module:f", "--protocol", "all",
             "--n0", "2", "--n-max", "4"]
-STUDY_ARGS = ["--study", "sampled_metrics", "--config", "{{}}", "--seed", "0"]
+STUDY_ARGS = ["--study", "sampled_metrics", "--config", "{json_object}", "--seed", "0"]
 MISSING_FOLDER = "the folder '{folder}{sep}no-such-folder' does not exist; create it first"
 
 COMMAND_CASES = [
@@ -265,30 +267,35 @@ COMMAND_CASES = [
     # itemsampling study
     pytest.param([*STUDY, "chunk", *STUDY_ARGS, "--dataset", "d", "--model", "m", "--protocol", "all",
                   "--output", "{no_folder}"], MISSING_FOLDER, id="study-chunk/output-folder-missing"),
-    pytest.param([*STUDY, "chunk", "--study", "nosuch", "--config", "{{}}", "--seed", "0", "--dataset", "d",
+    pytest.param([*STUDY, "chunk", "--study", "nosuch", "--config", "{json_object}", "--seed", "0", "--dataset", "d",
                   "--model", "m", "--protocol", "all", "--output", "{folder}{sep}x.parquet"],
                  "unknown study 'nosuch'", id="study-chunk/unknown-study"),
-    pytest.param([*STUDY, "chunk", "--study", "mn_users", "--config", "{{}}", "--seed", "0", "--dataset", "d",
+    pytest.param([*STUDY, "chunk", "--study", "mn_users", "--config", "{json_object}", "--seed", "0", "--dataset", "d",
                   "--model", "m", "--protocol", "all", "--output", "{folder}{sep}x.parquet"],
                  "itemsampling.studies.mn_users is not a ChunkedStudy (itemsampling.studies.contract): it lacks "
                  "chunk_table", id="study-chunk/study-without-chunks"),
     pytest.param([*STUDY, "tables", *STUDY_ARGS, "--tables", "t", "--out-dir", "{file}"],
                  "--out-dir '{file}' is a file", id="study-tables/out-dir-is-a-file"),
-    pytest.param([*STUDY, "tables", "--study", "sampled_metrics", "--config", "[1]", "--seed", "0", "--tables", "t",
-                  "--out-dir", "{folder}"], "--config must be a JSON object", id="study-tables/config-not-an-object"),
+    pytest.param([*STUDY, "tables", "--study", "sampled_metrics", "--config", "{json_list}", "--seed", "0", "--tables",
+                  "t", "--out-dir", "{folder}"], "--config must be a JSON object", id="study-tables/config-not-an-object"),
+    pytest.param([*STUDY, "tables", "--study", "sampled_metrics", "--config", "{file}", "--seed", "0", "--tables", "t",
+                  "--out-dir", "{folder}"], "--config '{file}' is not valid JSON", id="study-tables/config-not-json"),
+    pytest.param([*STUDY, "tables", "--study", "sampled_metrics", "--config", "{absent}", "--seed", "0", "--tables",
+                  "t", "--out-dir", "{folder}"], "--config '{absent}' does not exist", id="study-tables/config-missing"),
     pytest.param([*STUDY, "provenance", "--output", "{folder}"], "--output '{folder}' is a folder",
                  id="study-provenance/output-is-a-folder"),
-    pytest.param([*STUDY, "verdicts", "--notebooks", "[1]", "--out-dir", "{folder}"],
+    pytest.param([*STUDY, "verdicts", "--notebooks", "{json_list}", "--out-dir", "{folder}"],
                  "--notebooks must be a JSON object", id="study-verdicts/notebooks-not-an-object"),
-    pytest.param([*STUDY, "verdicts", "--notebooks", "{{\"01\": \"nosuch\"}}", "--out-dir", "{folder}"],
+    pytest.param([*STUDY, "verdicts", "--notebooks", "{unknown_study}", "--out-dir", "{folder}"],
                  "study 'nosuch' has no claims module", id="study-verdicts/unknown-study"),
-    pytest.param([*STUDY, "verdicts", "--notebooks", "{{}}", "--out-dir", "{file}"],
+    pytest.param([*STUDY, "verdicts", "--notebooks", "{json_object}", "--out-dir", "{file}"],
                  "--out-dir '{file}' is a file", id="study-verdicts/out-dir-is-a-file"),
-    pytest.param([*STUDY, "notebook", "--notebook", "{absent}", "--parameters", "{{}}", "--output",
+    pytest.param([*STUDY, "notebook", "--notebook", "{absent}", "--parameters", "{json_object}", "--output",
                   "{folder}{sep}x.ipynb"], "--notebook '{absent}' does not exist", id="study-notebook/notebook-missing"),
-    pytest.param([*STUDY, "notebook", "--notebook", "{file}", "--parameters", "[1]", "--output", "{folder}{sep}x.ipynb"],
+    pytest.param([*STUDY, "notebook", "--notebook", "{file}", "--parameters", "{json_list}", "--output",
+                  "{folder}{sep}x.ipynb"],
                  "--parameters must be a JSON object", id="study-notebook/parameters-not-an-object"),
-    pytest.param([*STUDY, "notebook", "--notebook", "{file}", "--parameters", "{{}}", "--output", "{folder}"],
+    pytest.param([*STUDY, "notebook", "--notebook", "{file}", "--parameters", "{json_object}", "--output", "{folder}"],
                  "--output '{folder}' is a folder", id="study-notebook/output-is-a-folder"),
     # itemsampling ranks
     pytest.param([*RANKS, "--output", "{no_folder}"], MISSING_FOLDER, id="ranks/output-folder-missing"),
@@ -325,11 +332,15 @@ def paths(tmp_path):
     (tmp_path / "text.csv").write_text("probability\n0.5\nhalf\n")
     np.save(tmp_path / "square.npy", np.full((10, 10), 0.01))
     np.savetxt(tmp_path / "sum.csv", np.full(100, 0.5))
+    (tmp_path / "object.json").write_text("{}")
+    (tmp_path / "list.json").write_text("[1]")
+    (tmp_path / "unknown_study.json").write_text('{"01": "nosuch"}')
     return {"ranks": tmp_path / "ranks.csv", "blank_line": tmp_path / "blank.csv",
             "absent": tmp_path / "absent.csv", "no_folder": tmp_path / "no-such-folder" / "out.csv",
             "folder": tmp_path, "file": tmp_path / "blank.csv", "prior_short": tmp_path / "short.csv",
             "prior_text": tmp_path / "text.csv", "prior_2d": tmp_path / "square.npy",
-            "prior_sum": tmp_path / "sum.csv", "sep": os.sep}
+            "prior_sum": tmp_path / "sum.csv", "json_object": tmp_path / "object.json",
+            "json_list": tmp_path / "list.json", "unknown_study": tmp_path / "unknown_study.json", "sep": os.sep}
 
 
 @pytest.mark.parametrize(("argv", "message"), COMMAND_CASES)

@@ -12,6 +12,13 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 
 
+def json_file(path: Path, value) -> str:
+    """``value`` written as JSON to ``path``, whose name is returned for a command line (the
+    ``--config`` of ``itemsampling study chunk`` and ``tables``)."""
+    path.write_text(json.dumps(value))
+    return str(path)
+
+
 def _fake_ranks(n_users: int, n_items: int, scale: float, seed: int) -> pd.DataFrame:
     """Ranks table (user, item, rank, n_candidates) with per-user N_u, as `itemsampling train` writes."""
     rng = np.random.default_rng(seed)

@@ -3,8 +3,6 @@ tables, checked against independent formulations; determinism and the command li
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import pandas as pd
 import pytest
@@ -14,6 +12,8 @@ from itemsampling.cli import main as cli
 from itemsampling.studies import adaptive_sampling as ad
 from itemsampling.studies.paper import paper_table
 from itemsampling.studies.tables import write_table
+
+from .conftest import json_file
 
 CONFIG = {"datasets": {"tiny": ["m1", "m2"]}, "protocol": "unseen", "scheme": "binomial",
           "metrics": ["recall", "ndcg"], "max_k": 8, "winner_metrics": ["recall", "ndcg", "ap"], "winner_ks": [5, 8],
@@ -231,14 +231,15 @@ def test_sample_sizes_name_the_largest_n_drawn():
 
 def test_cli_writes_identical_tables_twice(study, tmp_path):
     root, _ = study
-    config = json.dumps({**CONFIG, "repeats": 2, "frontier_repeats": 2})
+    settings = {**CONFIG, "repeats": 2, "frontier_repeats": 2}
+    config = json_file(tmp_path / "config.json", settings)
     runs = []
     for model in ("m1", "m2"):
         out = tmp_path / f"{model}.parquet"
         assert cli(["study", "chunk", "--study", "adaptive_sampling", "--config", config, "--seed", "4", "--root",
                     str(root), "--dataset", "tiny", "--model", model, "--protocol", "unseen", "--output", str(out)]) == 0
         runs.append(str(out))
-    names = list(ad.study_tables(json.loads(config), 4, pd.concat(pd.read_parquet(p) for p in runs), root))
+    names = list(ad.study_tables(settings, 4, pd.concat(pd.read_parquet(p) for p in runs), root))
     for folder in ("a", "b"):
         assert cli(["study", "tables", "--study", "adaptive_sampling", "--config", config, "--seed", "4",
                     "--root", str(root), "--runs", *runs, "--tables", *names, "--out-dir", str(tmp_path / folder)]) == 0

@@ -16,6 +16,8 @@ from itemsampling.studies.engine import draw_sampled_ranks
 from itemsampling.studies.paper import paper_table
 from itemsampling.studies.tables import chunk_path, read_runs, write_table
 
+from .conftest import json_file
+
 CONFIG = {
     "datasets": ["tiny"], "models": {"A": "m1", "B": "m2"}, "protocol": "all", "repeats": 3, "max_k": 5,
     "table_k": 3, "winner_ks": [1, 5], "n_item_groups": 2,
@@ -330,8 +332,9 @@ def test_chunk_files_have_a_part_folder_when_the_chunk_has_a_part():
 
 
 def test_cli_runs_a_part_and_checks_it(tiny_results, tmp_path):
-    config = json.dumps({**CONFIG, "rank_distribution": {**CONFIG["rank_distribution"],
-                                                          "by_model": {"dataset": "tiny", "models": ["m1"]}}})
+    settings = {**CONFIG, "rank_distribution": {**CONFIG["rank_distribution"],
+                                                "by_model": {"dataset": "tiny", "models": ["m1"]}}}
+    config = json_file(tmp_path / "config.json", settings)
     common = ["study", "chunk", "--study", "estimator_accuracy", "--config", config, "--seed", "2",
               "--root", str(tiny_results), "--dataset", "tiny", "--model", "m1", "--protocol", "all"]
     out = tmp_path / "n40.parquet"
@@ -346,9 +349,9 @@ def test_cli_runs_a_part_and_checks_it(tiny_results, tmp_path):
     assert json.loads((tmp_path / "tables" / "estimator_accuracy.record.json").read_text())["tables"].keys() == {
         f"{name}.csv" for name in names}
     # the models in another key order: the same rows in the same order (the config is read with sorted keys)
-    reordered = json.loads(config)
-    reordered["models"] = dict(reversed(reordered["models"].items()))
-    assert cli(["study", "tables", "--study", "estimator_accuracy", "--config", json.dumps(reordered), "--seed", "2",
+    reordered = {**settings, "models": dict(reversed(settings["models"].items()))}
+    assert cli(["study", "tables", "--study", "estimator_accuracy", "--config",
+                json_file(tmp_path / "reordered.json", reordered), "--seed", "2",
                 "--runs", str(out), "--root", str(tiny_results), "--tables", *names,
                 "--out-dir", str(tmp_path / "reordered")]) == 0
     for name in ("metric_levels", "relative_error", "winners"):

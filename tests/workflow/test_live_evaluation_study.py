@@ -4,8 +4,6 @@ for determinism, the check of the committed ranks, and the notebook's layouts.""
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import pandas as pd
 import pytest
@@ -18,6 +16,8 @@ from itemsampling.models.trained import load_trained
 from itemsampling.studies import live_evaluation as le
 from itemsampling.studies.engine import derive_seed
 from itemsampling.studies.tables import read_model_ranks
+
+from .conftest import json_file
 
 MODELS = ["popularity", "itemknn", "ease"]
 CONFIG = {"dataset": "synthetic", "models": MODELS, "protocol": "all", "scheme": "binomial", "n0": 10,
@@ -140,7 +140,8 @@ def test_a_refit_a_rank_away_is_evaluated_and_reported(study, tmp_path, capsys):
 
 def test_cli_writes_the_same_evaluation_twice(study, tmp_path):
     root, _ = study
-    config = json.dumps({**CONFIG, "models": ["popularity", "ease"], "n_max": [20, 80], "repeats": 2})
+    config = json_file(tmp_path / "config.json",
+                       {**CONFIG, "models": ["popularity", "ease"], "n_max": [20, 80], "repeats": 2})
     for folder in ("a", "b"):
         assert cli(["study", "tables", "--study", "live_evaluation", "--config", config, "--seed", "1", "--root",
                     str(root), "--tables", "live_evaluation", "live_times", "--out-dir", str(tmp_path / folder)]) == 0

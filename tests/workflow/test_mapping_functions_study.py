@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import pandas as pd
 import pytest
@@ -15,6 +13,8 @@ from itemsampling.studies import mapping_functions as mf
 from itemsampling.studies.engine import derive_seed
 from itemsampling.studies.paper import PAPER_DATASETS, paper_table
 from itemsampling.studies.tables import read_model_ranks
+
+from .conftest import json_file
 
 CONFIG = {"datasets": ["tiny"], "models": ["m1", "m2"], "protocols": ["all", "unseen"], "scheme": "binomial",
           "sample_size": 20, "beta_draws": 4, "ks": [1, 2, 5, 10], "mappings": ["linear", "bound", "beta@1", "beta@0.5", "beta@P"],
@@ -183,7 +183,7 @@ def test_paper_tables_of_li_et_al_have_their_source():
 
 
 def test_cli_writes_identical_tables_twice(tiny_results, tmp_path):
-    config = json.dumps(CONFIG)
+    config = json_file(tmp_path / "config.json", CONFIG)
     root = str(tiny_results)
     runs = []
     for chunk in mf.chunks(CONFIG):

@@ -58,17 +58,19 @@ def test_notebook_runs_on_tiny_tables_and_shows_every_figure(name, tiny_results,
     assert set(tables) == set(spec["tables"])
     for table, frame in tables.items():
         write_table(frame, tiny_results / "results" / "tables" / name / f"{table}.csv")
-    if "live_evaluation" in spec.get("inputs", []):  # rule live_evaluation: models trained on the synthetic data
+    studies, further = spec.get("studies", {}), {}  # the tables of the further studies the notebook reads
+    if "live_evaluation" in studies:  # models trained on the synthetic data
         live = live_evaluation.study_config({"adaptive_sampling": config})
         train_synthetic(tiny_results, live["models"])
-        for table, frame in live_evaluation.study_tables(live, 0, None, tiny_results).items():
-            write_table(frame, tiny_results / "results" / "tables" / name / f"{table}.csv")
-    if "rank_shape" in spec.get("inputs", []):  # rule adaptive_sensitivity
+        further["live_evaluation"] = live_evaluation.study_tables(live, 0, None, tiny_results)
+    if "adaptive_sensitivity" in studies:
         sensitivity = adaptive_sensitivity.study_config({"adaptive_sampling": config})
-        for table, frame in adaptive_sensitivity.study_tables(sensitivity, 0, None, tiny_results).items():
-            write_table(frame, tiny_results / "results" / "tables" / name / f"{table}.csv")
-    if {"wmle_readings", "mn_users"} <= set(spec.get("inputs", [])):  # rules wmle_readings and mn_users
-        for table, frame in _tiny_checks(tiny_results, config).items():
+        further["adaptive_sensitivity"] = adaptive_sensitivity.study_tables(sensitivity, 0, None, tiny_results)
+    if {"wmle_readings", "mn_users"} <= set(studies):
+        further.update(_tiny_checks(tiny_results, config))
+    assert {study: set(made) for study, made in further.items()} == {study: set(t) for study, t in studies.items()}
+    for made in further.values():
+        for table, frame in made.items():
             write_table(frame, tiny_results / "results" / "tables" / name / f"{table}.csv")
     assert all((tiny_results / "results" / "tables" / name / f"{table}.csv").is_file() for table in spec.get("inputs", []))
     if importlib.util.find_spec(f"itemsampling.studies.verdicts.{spec['study']}"):  # the notebook ends with its verdicts
@@ -96,8 +98,8 @@ def test_notebook_runs_on_tiny_tables_and_shows_every_figure(name, tiny_results,
 
 
 def _tiny_checks(root: Path, config: dict) -> dict:
-    """The tables of rules wmle_readings (on ranks with one N for all users, written here) and
-    mn_users (per-user N_u of the tiny ranks) for the tiny run of notebook 04."""
+    """The tables of studies wmle_readings (on ranks with one N for all users, written here) and
+    mn_users (per-user N_u of the tiny ranks) for the tiny run of notebook 04, by study."""
     rng = np.random.default_rng(0)
     for model in config["models"].values():
         out = root / "results" / "ranks" / "tiny_n" / model
@@ -109,7 +111,8 @@ def _tiny_checks(root: Path, config: dict) -> dict:
             "readings": ["mle", "as_printed", "ceil", "weight_sum", "converged"], "converged_steps": 50}
     mn = {**common, "datasets": config["datasets"], "protocol": "unseen", "n_item_groups": [1, 2], "k": 5,
           "max_k": config["max_k"], "estimators": ["mle", "mn_mle", "mn_mle_total", "mn_mes", "mn_mes_total"]}
-    return {**wmle_readings.study_tables(wmle, 0, None, root), **mn_users.study_tables(mn, 0, None, root)}
+    return {"wmle_readings": wmle_readings.study_tables(wmle, 0, None, root),
+            "mn_users": mn_users.study_tables(mn, 0, None, root)}
 
 
 @pytest.mark.slow

@@ -76,10 +76,11 @@ def test_the_record_names_the_kernels_and_versions_and_nothing_of_the_host(recor
 
 def test_the_wall_time_tables_are_those_that_workflow_notebooks_yaml_declares():
     """make check compares every table but those of the class ``times``: exactly the ones each
-    notebook declares under ``timings``, among its tables and inputs."""
+    notebook declares under ``timings``, among its tables, its studies' tables and inputs."""
     notebooks = yaml.safe_load((REPO / "workflow" / "notebooks.yaml").read_text())
     for notebook, spec in notebooks.items():
-        names = [*spec["tables"], *spec.get("inputs", [])]
+        names = [*spec["tables"], *(t for tables in spec.get("studies", {}).values() for t in tables),
+                 *spec.get("inputs", [])]
         assert set(spec.get("timings", [])) <= set(names), notebook
         for name in names:
             assert (table_class(f"{notebook}/{name}") == "times") == (name in spec.get("timings", [])), (notebook, name)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import pandas as pd
 import pytest
@@ -16,7 +14,7 @@ from itemsampling.studies.engine import derive_seed
 from itemsampling.studies.paper import paper_table
 from itemsampling.studies.tables import write_table
 
-from .conftest import REPO
+from .conftest import REPO, json_file
 
 CONFIG = {"dataset": "tiny", "protocol": "unseen", "recommenders": {"X": "m1", "Y": "m2"}, "sample_size": 21,
           "repeats": 4, "scheme": "binomial", "k": 10, "gammas": [1.0, 0.1], "curve_gamma": 0.1,
@@ -139,7 +137,7 @@ def test_layouts_follow_the_paper_tables(study):
 
 
 def test_cli_writes_identical_tables_twice_and_checks_the_list(tiny_results, tmp_path):
-    config = json.dumps(CONFIG)
+    config = json_file(tmp_path / "config.json", CONFIG)
     root = str(tiny_results)
     runs = []
     for model in ("m1", "m2"):

@@ -3,8 +3,6 @@ pair and concentration tables against hand computations, determinism, configurat
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import pandas as pd
 import pytest
@@ -16,6 +14,8 @@ from itemsampling.mappings import mapping
 from itemsampling.simulation import sample_ranks
 from itemsampling.studies import sampling_theorem as st
 from itemsampling.studies.engine import derive_seed
+
+from .conftest import json_file
 
 CONFIG = {"datasets": ["tiny"], "models": ["m1", "m2"], "protocols": ["all", "unseen"], "sample_size": 20,
           "scheme": "binomial", "repeats": 6, "mapping": {"kind": "beta", "a": 0.5}, "figure_dataset": "tiny",
@@ -156,7 +156,7 @@ def test_study_config_rejects_inconsistent_sections():
 
 
 def test_tables_are_written_identically_twice_through_the_cli(tiny_results, tmp_path):
-    config, root = json.dumps(CONFIG), str(tiny_results)
+    config, root = json_file(tmp_path / "config.json", CONFIG), str(tiny_results)
     runs = []
     for chunk in st.chunks(CONFIG):
         out = tmp_path / f"{chunk['model']}_{chunk['protocol']}.parquet"

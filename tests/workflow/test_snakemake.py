@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import subprocess
@@ -13,6 +14,8 @@ import pandas as pd
 import pytest
 import yaml
 
+from itemsampling.studies.notebook_defaults import workflow_config
+from itemsampling.studies.records import canonical_config
 from itemsampling.studies.registry import load_study
 
 REPO = __import__("pathlib").Path(__file__).resolve().parents[2]
@@ -108,6 +111,9 @@ def test_lint_finds_nothing_but_the_missing_per_rule_environments():
          "must include 'random'"),
         ("unknown_key: 1\n", "unknown_key"),
         ("train:\n  ml-1m: [nosuch]\n", "not in `models`"),
+        ("adaptive_sampling:\n  live: {dataset: synthetic}\n",
+         "study live_evaluation of notebook 05_adaptive_sampling needs the ranks of model 'ease' on dataset "
+         "'synthetic'; add it to train.synthetic"),
         ("train:\n  ml-10m: [popularity]\n", "unknown dataset 'ml-10m'; registered datasets"),
         ("models:\n  nosuch: {}\n", "config models.nosuch: unknown model 'nosuch'"),
         ("models:\n  ease: {lambda: 3}\n", "config models.ease: model 'ease' has no hyper-parameter 'lambda'"),
@@ -137,6 +143,32 @@ def test_a_sample_size_above_the_smallest_number_of_candidates_is_rejected_by_th
     config.write_text(f"sampled_metrics:\n  sample_size: {smallest}\n")
     result = _snakemake("-n", "--directory", str(tmp_path), "--configfile", str(config), cwd=REPO)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_each_job_reads_its_parameters_from_a_file_rewritten_only_when_they_change(tmp_path):
+    """No JSON on a shell line: a dry run writes each study's parameters to
+    results/configs/studies/<study>.json, which its commands name; a changed config rewrites the
+    files of the studies that read the changed key, and no other (their dates rerun the jobs)."""
+    smoke = REPO / "config" / "smoke.yaml"
+    result = _snakemake("-n", "-p", "--directory", str(tmp_path), "--configfile", str(smoke), cwd=REPO)
+    assert result.returncode == 0, result.stdout + result.stderr
+    commands = [line for line in result.stdout.splitlines() if "itemsampling study" in line]
+    assert commands and not [line for line in commands if "'{" in line]
+    assert "--config results/configs/studies/mn_users.json" in result.stdout
+    config = workflow_config(smoke, REPO / "workflow" / "schemas" / "config.schema.yaml")
+    folder = tmp_path / "results" / "configs"
+    studies = {path.stem: json.loads(path.read_text()) for path in (folder / "studies").glob("*.json")}
+    assert studies == {name: canonical_config(load_study(name).study_config(config)) for name in studies}
+    assert set(studies) >= {spec["study"] for spec in NOTEBOOKS.values()} | {"mn_users", "live_evaluation"}
+    before = {path: (path.read_bytes(), path.stat().st_mtime_ns) for path in folder.rglob("*.json")}
+    changed = yaml.safe_load(smoke.read_text())
+    changed["estimator_checks"]["mn"]["k"] = 5
+    (tmp_path / "changed.yaml").write_text(yaml.safe_dump(changed))
+    result = _snakemake("-n", "--directory", str(tmp_path), "--configfile", str(tmp_path / "changed.yaml"), cwd=REPO)
+    assert result.returncode == 0, result.stdout + result.stderr
+    rewritten = {path.relative_to(folder).as_posix() for path, (_, mtime) in before.items() if path.stat().st_mtime_ns != mtime}
+    assert rewritten == {path.relative_to(folder).as_posix() for path, (text, _) in before.items() if path.read_bytes() != text}
+    assert "studies/mn_users.json" in rewritten and "studies/estimator_accuracy.json" not in rewritten
 
 
 def _digests(root: Path) -> dict[str, str]:

@@ -10,13 +10,14 @@ enough that BLAS splits its products (N = 3,000 candidates, n = 101).
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from .conftest import json_file
 
 pytestmark = [pytest.mark.slow, pytest.mark.blas_kernels]
 
@@ -33,7 +34,8 @@ TABLES = ["table3_runs", "table3", "table4", "fig6_expected_recall"]
 def _run(root: Path, threads: int, out: Path) -> None:
     env = {**os.environ, "OMP_NUM_THREADS": str(threads), "OPENBLAS_NUM_THREADS": str(threads),
            "MKL_NUM_THREADS": str(threads)}
-    common = ["--study", "sampled_metrics", "--config", json.dumps(CONFIG), "--seed", "3", "--root", str(root)]
+    config = json_file(out.parent / f"{out.name}.json", CONFIG)
+    common = ["--study", "sampled_metrics", "--config", config, "--seed", "3", "--root", str(root)]
     runs = []
     for model in CONFIG["recommenders"].values():
         run = out / f"{model}.parquet"

@@ -1,5 +1,6 @@
 # Helpers shared by the workflow files. Everything about the notebooks comes from one list,
 # workflow/notebooks.yaml; the protocols from the package (itemsampling.ranks.PROTOCOLS).
+import collections
 import functools
 import hashlib
 import json
@@ -17,7 +18,7 @@ from itemsampling.data import default_registry
 from itemsampling.models.registry import check_hyperparameters
 from itemsampling.ranks import PROTOCOLS
 from itemsampling.studies.contract import check_sample_sizes as check_study_sample_sizes
-from itemsampling.studies.records import record_path
+from itemsampling.studies.records import canonical_config, record_path
 from itemsampling.studies.tables import chunk_path, ranks_path, table_path
 from itemsampling.studies.verdicts import CHECKS_PATH, VERDICTS_PATH, read_verdicts, report_summary
 
@@ -26,6 +27,28 @@ from itemsampling.studies.verdicts import CHECKS_PATH, VERDICTS_PATH, read_verdi
 ROOT = Path(workflow.basedir)
 #: the notebooks, their studies, tables and figures
 NOTEBOOKS = yaml.safe_load((ROOT / "workflow" / "notebooks.yaml").read_text())
+
+
+#: the step that writes a study's tables (`itemsampling study tables`): the study (module of
+#: itemsampling.studies), the notebook whose folder, results/tables/<notebook>/, holds its tables,
+#: their names and the name of its rule
+StudyStep = collections.namedtuple("StudyStep", ["study", "notebook", "tables", "rule"])
+
+
+def _study_steps():
+    """Every study of workflow/notebooks.yaml, by name: each notebook's own study (`study`, rule
+    tables_<notebook>, which reads the study's chunks), then the further studies it reads
+    (`studies`: no chunks, each rule named after its study)."""
+    steps = {}
+    for notebook, spec in NOTEBOOKS.items():
+        steps[spec["study"]] = StudyStep(spec["study"], notebook, spec["tables"], f"tables_{notebook}")
+        for name, tables in spec.get("studies", {}).items():
+            steps[name] = StudyStep(name, notebook, tables, name)
+    return steps
+
+
+#: the step of every study, by study name (workflow/rules/studies.smk makes a rule of each)
+STUDY_STEPS = _study_steps()
 
 # Shell commands (itemsampling, papermill, jupyter) come from the environment that runs
 # Snakemake, even when it is not activated (e.g. `.venv/bin/snakemake`). Rules have no per-rule
@@ -92,20 +115,22 @@ def check_config(cfg):
                 f"config train.{dataset} names models {unknown} that are not in `models` "
                 f"(known: {sorted(cfg['models'])})"
             )
-    for notebook in NOTEBOOKS:
-        for chunk in study(notebook).chunks(study_config(notebook)):
-            if chunk["model"] not in cfg["train"].get(chunk["dataset"], []):
+    for step in STUDY_STEPS.values():
+        studied = load_study(step.study)
+        study_cfg = studied.study_config(cfg)
+        chunks = studied.chunks(study_cfg)
+        if chunks and step.study != NOTEBOOKS[step.notebook]["study"]:
+            raise ValueError(f"workflow/notebooks.yaml: study {step.study} of notebook {step.notebook} has chunks; "
+                             f"only a notebook's own study (its `study`) may have chunks")
+        # the (dataset, model) of every ranks file it reads: results/ranks/<dataset>/<model>/...
+        ranks = {(chunk["dataset"], chunk["model"]) for chunk in chunks}
+        ranks |= {Path(p).parts[2:4] for p in studied.inputs(study_cfg) if Path(p).parts[:2] == ("results", "ranks")}
+        for dataset, model in sorted(ranks):
+            if model not in cfg["train"].get(dataset, []):
                 raise ValueError(
-                    f"notebook {notebook} needs the ranks of model {chunk['model']!r} on dataset "
-                    f"{chunk['dataset']!r}; add it to train.{chunk['dataset']}"
+                    f"study {step.study} of notebook {step.notebook} needs the ranks of model {model!r} on "
+                    f"dataset {dataset!r}; add it to train.{dataset}"
                 )
-    live = LIVE_STUDY.study_config(cfg)
-    untrained = sorted(set(live["models"]) - set(cfg["train"].get(live["dataset"], [])))
-    if untrained:
-        raise ValueError(
-            f"config adaptive_sampling.live evaluates models {untrained} that are not trained on "
-            f"{live['dataset']!r}; add them to train.{live['dataset']}"
-        )
 
 
 def _checked(key, check, *args):
@@ -135,33 +160,28 @@ def check_sample_sizes(name, studied, study_cfg):
     check_study_sample_sizes(name, studied, study_cfg, smallest_candidates)
 
 
-#: the live evaluation of notebook 05, a study without chunks whose tables (made by the rule
-#: live_evaluation) are inputs of a notebook
-LIVE_STUDY = load_study("live_evaluation")
-#: the sensitivity step of notebook 05 (rule adaptive_sensitivity), likewise without chunks
-SENSITIVITY_STUDY = load_study("adaptive_sensitivity")
-
-
 def study(notebook):
     """The study module (itemsampling.studies.<study>) of a notebook."""
     return load_study(NOTEBOOKS[notebook]["study"])
 
 
+def study_parameters(name):
+    """The parameters of the study ``name``, picked out of the config by its study_config()."""
+    return load_study(name).study_config(config)
+
+
 def study_config(notebook):
     """The parameters of a notebook's study (and of the notebook), from the config."""
-    return study(notebook).study_config(config)
+    return study_parameters(NOTEBOOKS[notebook]["study"])
 
 
-def study_config_json(notebook):
-    return json.dumps(study_config(notebook), sort_keys=True)
-
-
-def get_study_inputs(name, studied, study_cfg):
-    """The input function of the step that writes a study's tables: the files they are computed
-    from (ancient: see workflow/rules/ranks.smk), once the study's sample sizes fit the ranks
-    already there (check_sample_sizes; ``name`` names the study's section of the config)."""
+def get_study_inputs(name):
+    """The input function of the step that writes the tables of the study ``name``: the files they
+    are computed from (ancient: see workflow/rules/ranks.smk), once the study's sample sizes fit
+    the ranks already there (check_sample_sizes)."""
 
     def get_inputs(wildcards):
+        studied, study_cfg = load_study(name), study_parameters(name)
         check_sample_sizes(name, studied, study_cfg)
         return [ancient(path) for path in studied.inputs(study_cfg)]
 
@@ -181,20 +201,38 @@ check_config(config)
 DATASETS = sorted(config["train"])
 #: the notebook whose folder holds the dataset summary of rule dataset_summary
 DATA_NOTEBOOK = next(nb for nb, spec in NOTEBOOKS.items() if "datasets" in spec.get("inputs", []))
-#: the tables of rule live_evaluation, and the notebook whose folder holds them
-LIVE_TABLES = ["live_evaluation", "live_times"]
-LIVE_NOTEBOOK = next(nb for nb, spec in NOTEBOOKS.items() if set(LIVE_TABLES) <= set(spec.get("inputs", [])))
-LIVE = LIVE_STUDY.study_config(config)
-#: the tables of rule adaptive_sensitivity, and the notebook whose folder holds them
-SENSITIVITY_TABLES = list(SENSITIVITY_STUDY.SENSITIVITY_TABLES)
-SENSITIVITY_NOTEBOOK = next(nb for nb, spec in NOTEBOOKS.items()
-                            if set(SENSITIVITY_TABLES) <= set(spec.get("inputs", [])))
-SENSITIVITY = SENSITIVITY_STUDY.study_config(config)
-#: the checks of notebook 04, studies without chunks whose one table each (named after the study and
-#: its rule) is an input of a notebook
-CHECKS = ["wmle_readings", "mn_users"]
-CHECKS_NOTEBOOK = next(nb for nb, spec in NOTEBOOKS.items() if set(CHECKS) <= set(spec.get("inputs", [])))
 PAIRS = sorted((d, m) for d, models in config["train"].items() for m in models)
+
+#: what each job that reads a configuration finds in its configuration file (job_config), rather
+#: than as JSON on its shell line: the parameters of every study (`itemsampling study chunk` and
+#: `study tables --config`), the papermill parameters of every notebook (`study notebook
+#: --parameters`), both with every mapping's keys sorted, so that the order of the config's keys
+#: reruns nothing, and the study of every notebook in reading order (`study verdicts --notebooks`)
+JOB_CONFIGS = {
+    **{f"studies/{name}": canonical_config(study_parameters(name)) for name in STUDY_STEPS},
+    **{f"notebooks/{nb}": study_notebook_parameters(spec["study"], config, ".") for nb, spec in NOTEBOOKS.items()},
+    "verdicts": {nb: spec["study"] for nb, spec in NOTEBOOKS.items()},
+}
+
+
+def job_config(name):
+    """The configuration file of a job, results/configs/<name>.json (JOB_CONFIGS)."""
+    return f"results/configs/{name}.json"
+
+
+def write_job_configs():
+    """Write every configuration file of JOB_CONFIGS that is missing or holds other content, when
+    the workflow is parsed (a dry run too): a file always holds the config Snakemake was given,
+    however it was started (--rerun-triggers, .snakemake/ deleted), and it changes only when its
+    content does, so that its date reruns exactly the jobs that read it."""
+    for name, value in JOB_CONFIGS.items():
+        path, text = Path(job_config(name)), json.dumps(value, indent=1) + "\n"
+        if not path.is_file() or path.read_text() != text:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text)
+
+
+write_job_configs()
 
 
 def notebook_source(name):
@@ -232,9 +270,10 @@ def set_options(dataset, model):
     return " ".join(f"--set {key}={text(value)}" for key, value in sorted(hyperparameters(dataset, model).items()))
 
 
-def chunk_files(notebook):
-    """The run files of a notebook's study: one per chunk (dataset, model, protocol[, part])."""
-    return [str(chunk_path(notebook, c)) for c in study(notebook).chunks(study_config(notebook))]
+def chunk_files(step):
+    """The run files of a study step: one per chunk (dataset, model, protocol[, part]); none for a
+    study without chunks."""
+    return [str(chunk_path(step.notebook, c)) for c in load_study(step.study).chunks(study_parameters(step.study))]
 
 
 #: the {chunk} wildcard of a run file: "<protocol>" or "<protocol>/<part>"
@@ -253,6 +292,13 @@ def chunk_options(chunk):
 
 def notebook_tables(notebook):
     return [table(notebook, name) for name in NOTEBOOKS[notebook]["tables"]]
+
+
+def read_tables(notebook):
+    """The tables of a notebook's folder that other steps write for it: those of its further
+    studies (`studies`) and its `inputs`."""
+    names = [name for tables in NOTEBOOKS[notebook].get("studies", {}).values() for name in tables]
+    return [table(notebook, name) for name in [*names, *NOTEBOOKS[notebook].get("inputs", [])]]
 
 
 def figures(notebook):
@@ -279,11 +325,6 @@ def report_figures(notebook):
         png = f"figures/{notebook}/{name}.png"
         out.append(report(png, caption=str(caption_file), category=notebook, subcategory=subcategory))
     return out
-
-
-def notebook_parameters(notebook):
-    """Papermill parameters of a notebook, as a JSON string (JSON is valid YAML)."""
-    return json.dumps(study_notebook_parameters(NOTEBOOKS[notebook]["study"], config, "."), sort_keys=True)
 
 
 def git_commit():
@@ -326,11 +367,12 @@ class ReportFrontPage(dict):
         return self[key]
 
 
-def report_tables(notebook):
-    """The tables of a notebook, those listed in report_tables wrapped for `snakemake --report`."""
+def report_tables(notebook, names):
+    """The tables ``names`` of a notebook's folder, those listed in its report_tables wrapped for
+    `snakemake --report`."""
     shown = NOTEBOOKS[notebook].get("report_tables", [])
     out = []
-    for name in NOTEBOOKS[notebook]["tables"]:
+    for name in names:
         path = table(notebook, name)
         if name in shown:
             caption = ROOT / "workflow" / "report" / notebook / f"{name}.rst"
@@ -344,6 +386,6 @@ def all_targets():
     targets.append(PROVENANCE)
     targets += [VERDICTS, CHECKS_TABLE]
     targets += [t for nb in NOTEBOOKS for t in notebook_tables(nb)]
-    targets += [table(nb, name) for nb in NOTEBOOKS for name in NOTEBOOKS[nb].get("inputs", [])]
+    targets += [t for nb in NOTEBOOKS for t in read_tables(nb)]
     targets.append(record(DATA_NOTEBOOK, "datasets"))  # so that a fresh clone checks its data
     return targets

@@ -1,5 +1,5 @@
-# Notebooks: execute each with papermill (parameters from the config; written without times by
-# itemsampling study notebook), then an HTML copy.
+# Notebooks: execute each with papermill (its parameters from its configuration file, job_config in
+# common.smk; written without times by itemsampling study notebook), then an HTML copy.
 # A notebook only reads its study's tables and draws figures, so a change of colour reruns no
 # model and no simulation. The rules are made from the list in workflow/notebooks.yaml.
 
@@ -10,10 +10,11 @@ for _notebook in NOTEBOOKS:
             f"notebook_{_notebook}"
         input:
             tables=notebook_tables(_notebook),
-            extra=[table(_notebook, name) for name in NOTEBOOKS[_notebook].get("inputs", [])],
+            extra=read_tables(_notebook),
             verdicts=VERDICTS,
             checks=CHECKS_TABLE,
             notebook=notebook_source(_notebook),
+            parameters=job_config(f"notebooks/{_notebook}"),
             source=PACKAGE_SOURCE,
         output:
             notebook=f"results/notebooks/{_notebook}.ipynb",
@@ -23,13 +24,11 @@ for _notebook in NOTEBOOKS:
             f"results/logs/notebooks/{_notebook}.log",
         benchmark:
             f"results/logs/notebooks/{_notebook}.benchmark.tsv",
-        params:
-            parameters=notebook_parameters(_notebook),
         threads: 1
         shell:
             BLAS_THREADS
             + "itemsampling study notebook --notebook {input.notebook:q} --output {output.notebook} "
-            "--parameters {params.parameters:q} > {log} 2>&1"
+            "--parameters {input.parameters} > {log} 2>&1"
 
 
 rule notebook_html:

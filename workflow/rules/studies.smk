@@ -1,8 +1,9 @@
 # Studies: repeated sampling and estimation in chunks (one per ranks file, or per part of a ranks
 # file: {chunk} is "<protocol>" or "<protocol>/<part>"; Snakemake runs them in parallel on cores
-# or a cluster), then every table of a notebook from its chunks.
-# The rules of each notebook are made from the list in workflow/notebooks.yaml (their outputs
-# differ from notebook to notebook, which a single wildcard rule cannot declare).
+# or a cluster), then the tables of every study, each by one rule made in the loop below from
+# the list in workflow/notebooks.yaml (their outputs differ from study to study, which a single
+# wildcard rule cannot declare). Every job reads its study's parameters from its configuration
+# file (job_config in common.smk).
 # BLAS gets one thread per job (BLAS_THREADS with threads: 1): the many small factorizations of
 # the estimators are several times slower when BLAS threads compete for the cores.
 
@@ -50,6 +51,7 @@ rule provenance:
 rule study_chunk:
     input:
         ranks=get_chunk_ranks,
+        config=lambda w: job_config(f"studies/{NOTEBOOKS[w.notebook]['study']}"),
         source=PACKAGE_SOURCE,
     output:
         "results/runs/{notebook}/{dataset}/{model}/{chunk}.parquet",
@@ -59,143 +61,54 @@ rule study_chunk:
         "results/logs/studies/{notebook}/{dataset}_{model}_{chunk}.benchmark.tsv",
     params:
         study=lambda w: NOTEBOOKS[w.notebook]["study"],
-        config=lambda w: study_config_json(w.notebook),
         seed=config["seed"],
         labels=lambda w: chunk_options(w.chunk),
     threads: 1
     shell:
         BLAS_THREADS
-        + "itemsampling study chunk --study {params.study} --config {params.config:q} --seed {params.seed} "
+        + "itemsampling study chunk --study {params.study} --config {input.config} --seed {params.seed} "
         "--dataset {wildcards.dataset} --model {wildcards.model} {params.labels} "
         "--output {output} > {log} 2>&1"
 
 
-for _notebook, _spec in NOTEBOOKS.items():
+# The tables of every study (STUDY_STEPS), one rule each: a notebook's own study (rule
+# tables_<notebook>) from its chunks, and the further studies the notebook reads from the committed
+# ranks alone (each rule named after its study: notebook 04's checks wmle_readings and mn_users,
+# notebook 05's live_evaluation and adaptive_sensitivity; see their modules in itemsampling.studies).
+# A study without chunks waits for no other job, so its priority starts it before the chunks: the
+# longest of them, adaptive_sensitivity (about 5 minutes), would otherwise run alone at the end.
+# Every job holds one core: live_evaluation's refits raise BLAS to fit_threads threads inside the
+# job (threadpoolctl) for about 5 of its 35 s, so declaring fit_threads would leave a core idle.
+# A study that loads a dataset checks it as it loads it; rule verify_data is no input of any, since
+# it would make Snakemake retrain every model whose ranks are committed (workflow/rules/ranks.smk).
+for _step in STUDY_STEPS.values():
 
     rule:
         name:
-            f"tables_{_notebook}"
+            _step.rule
         input:
-            runs=chunk_files(_notebook),
-            inputs=get_study_inputs(_spec["study"], study(_notebook), study_config(_notebook)),
+            runs=chunk_files(_step),
+            inputs=get_study_inputs(_step.study),
+            config=job_config(f"studies/{_step.study}"),
             source=PACKAGE_SOURCE,
         output:
-            report_tables(_notebook),
-            record=record(_notebook, _spec["study"]),
+            report_tables(_step.notebook, _step.tables),
+            record=record(_step.notebook, _step.study),
         log:
-            f"results/logs/studies/{_notebook}/tables.log",
+            f"results/logs/studies/{_step.notebook}/{_step.study}.log",
         benchmark:
-            f"results/logs/studies/{_notebook}/tables.benchmark.tsv",
+            f"results/logs/studies/{_step.notebook}/{_step.study}.benchmark.tsv",
         params:
-            study=_spec["study"],
-            config=study_config_json(_notebook),
+            study=_step.study,
             seed=config["seed"],
-            tables=" ".join(_spec["tables"]),
+            tables=" ".join(_step.tables),
             out_dir=lambda wildcards, output: str(Path(output[0]).parent),
         threads: 1
+        priority: 0 if chunk_files(_step) else 10
         shell:
             BLAS_THREADS
-            + "itemsampling study tables --study {params.study} --config {params.config:q} "
-            "--seed {params.seed} --runs {input.runs} --tables {params.tables} "
-            "--out-dir {params.out_dir} > {log} 2>&1"
-
-
-# The live evaluation of notebook 05: each model of adaptive_sampling.live is loaded from its
-# committed train.json (a refit with its hyper-parameters and seed, with the BLAS threads that
-# fitted it) and evaluated both by adaptive sampling against its own scores and by full ranking.
-# Its ranks must be the committed ones within rounding (itemsampling.studies.refits).
-# live_times.csv holds wall times (one BLAS thread). The job holds one core: the refits (about 5
-# of its 35 s) raise BLAS to fit_threads threads inside the job (threadpoolctl), and everything
-# else runs on one thread, so declaring fit_threads would leave a core idle for half a minute.
-# The dataset is checked as it is loaded (not through rule verify_data: as an input of this rule,
-# the check would make Snakemake retrain every model whose ranks are committed).
-
-
-rule live_evaluation:
-    input:
-        inputs=get_study_inputs("adaptive_sampling.live", LIVE_STUDY, LIVE),
-        source=PACKAGE_SOURCE,
-    output:
-        [table(LIVE_NOTEBOOK, name) for name in LIVE_TABLES],
-        record=record(LIVE_NOTEBOOK, "live_evaluation"),
-    log:
-        "results/logs/studies/live_evaluation.log",
-    benchmark:
-        "results/logs/studies/live_evaluation.benchmark.tsv",
-    params:
-        config=json.dumps(LIVE, sort_keys=True),
-        seed=config["seed"],
-        tables=" ".join(LIVE_TABLES),
-        out_dir=lambda wildcards, output: str(Path(output[0]).parent),
-    threads: 1
-    shell:
-        BLAS_THREADS
-        + "itemsampling study tables --study live_evaluation --config {params.config:q} --seed {params.seed} "
-        "--tables {params.tables} --out-dir {params.out_dir} > {log} 2>&1"
-
-
-# The sensitivity step of notebook 05: what the adaptive MLE's accuracy at small K depends on (EM
-# steps, n_0 and n_max, the AAAI'23 code's convention for n), on the pairs and few repeats of
-# adaptive_sampling.sensitivity (itemsampling.studies.adaptive_sensitivity), and the shape of every
-# pair's rank distribution. Its cost with the configured pairs and repeats: docs/study.md. The
-# longest job of the study (about 5 minutes): its priority starts it early, so that it overlaps
-# with the chunks instead of running alone at the end.
-
-
-rule adaptive_sensitivity:
-    input:
-        inputs=get_study_inputs("adaptive_sampling.sensitivity", SENSITIVITY_STUDY, SENSITIVITY),
-        source=PACKAGE_SOURCE,
-    output:
-        [table(SENSITIVITY_NOTEBOOK, name) for name in SENSITIVITY_TABLES],
-        record=record(SENSITIVITY_NOTEBOOK, "adaptive_sensitivity"),
-    log:
-        "results/logs/studies/adaptive_sensitivity.log",
-    benchmark:
-        "results/logs/studies/adaptive_sensitivity.benchmark.tsv",
-    params:
-        config=json.dumps(SENSITIVITY, sort_keys=True),
-        seed=config["seed"],
-        tables=" ".join(SENSITIVITY_TABLES),
-        out_dir=lambda wildcards, output: str(Path(output[0]).parent),
-    threads: 1
-    priority: 10
-    shell:
-        BLAS_THREADS
-        + "itemsampling study tables --study adaptive_sensitivity --config {params.config:q} --seed {params.seed} "
-        "--tables {params.tables} --out-dir {params.out_dir} > {log} 2>&1"
-
-
-# The two checks of notebook 04, each its own study and rule writing one table of the same name
-# (itemsampling.studies.wmle_readings: the readings of WMLE; itemsampling.studies.mn_users: MN's M),
-# computed from the committed global ranks (and simulated ranks) in a few CPU minutes, without the
-# chunks of notebook 04.
-for _check in CHECKS:
-
-    rule:
-        name:
-            _check
-        input:
-            inputs=get_study_inputs(f"estimator_checks ({_check})", load_study(_check),
-                                    load_study(_check).study_config(config)),
-            source=PACKAGE_SOURCE,
-        output:
-            table(CHECKS_NOTEBOOK, _check),
-            record=record(CHECKS_NOTEBOOK, _check),
-        log:
-            f"results/logs/studies/{_check}.log",
-        benchmark:
-            f"results/logs/studies/{_check}.benchmark.tsv",
-        params:
-            study=_check,
-            config=json.dumps(load_study(_check).study_config(config), sort_keys=True),
-            seed=config["seed"],
-            out_dir=lambda wildcards, output: str(Path(output[0]).parent),
-        threads: 1
-        shell:
-            BLAS_THREADS
-            + "itemsampling study tables --study {params.study} --config {params.config:q} --seed {params.seed} "
-            "--tables {params.study} --out-dir {params.out_dir} > {log} 2>&1"
+            + "itemsampling study tables --study {params.study} --config {input.config} --seed {params.seed} "
+            "--runs {input.runs} --tables {params.tables} --out-dir {params.out_dir} > {log} 2>&1"
 
 
 # One verdict per claim of the papers that a notebook tests, computed from every notebook's tables
@@ -204,7 +117,8 @@ for _check in CHECKS:
 rule verdicts:
     input:
         tables=[t for nb in NOTEBOOKS for t in notebook_tables(nb)],
-        inputs=[table(nb, name) for nb in NOTEBOOKS for name in NOTEBOOKS[nb].get("inputs", [])],
+        inputs=[t for nb in NOTEBOOKS for t in read_tables(nb)],
+        notebooks=job_config("verdicts"),
         source=PACKAGE_SOURCE,
     output:
         VERDICTS,
@@ -215,8 +129,7 @@ rule verdicts:
     benchmark:
         "results/logs/studies/verdicts.benchmark.tsv",
     params:
-        notebooks=json.dumps({nb: spec["study"] for nb, spec in NOTEBOOKS.items()}),
         out_dir=lambda wildcards, output: str(Path(output[0]).parent),
     threads: 1
     shell:
-        "itemsampling study verdicts --notebooks {params.notebooks:q} --out-dir {params.out_dir} > {log} 2>&1"
+        "itemsampling study verdicts --notebooks {input.notebooks} --out-dir {params.out_dir} > {log} 2>&1"

@@ -28,7 +28,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def missing_tables(name: str, spec: dict) -> list[str]:
     """The tables a notebook reads that are not in results/tables/ (relative paths)."""
-    tables = [*spec["tables"], *spec.get("inputs", [])]
+    tables = [*spec["tables"], *(t for names in spec.get("studies", {}).values() for t in names),
+              *spec.get("inputs", [])]
     return [str(table_path(name, t)) for t in tables if not (ROOT / table_path(name, t)).is_file()]
 
 

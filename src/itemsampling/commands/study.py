@@ -1,20 +1,22 @@
 """``itemsampling study``: compute one study's runs and tables (used by the workflow).
 
-    itemsampling study chunk  --study sampled_metrics --config JSON --seed S \\
+    itemsampling study chunk  --study sampled_metrics --config CONFIG.json --seed S \\
         --dataset D --model M --protocol P --output results/runs/01_sampled_metrics/D/M/P.parquet
-    itemsampling study tables --study sampled_metrics --config JSON --seed S \\
+    itemsampling study tables --study sampled_metrics --config CONFIG.json --seed S \\
         --runs RUN.parquet ... --tables NAME ... --out-dir results/tables/01_sampled_metrics
-    itemsampling study notebook --notebook notebooks/N.ipynb --parameters JSON --output results/notebooks/N.ipynb
+    itemsampling study notebook --notebook notebooks/N.ipynb --parameters PARAMETERS.json \\
+        --output results/notebooks/N.ipynb
     itemsampling study provenance --output results/provenance.json
-    itemsampling study verdicts --notebooks JSON --out-dir results/tables
+    itemsampling study verdicts --notebooks NOTEBOOKS.json --out-dir results/tables
 
 A study is a module of :mod:`itemsampling.studies` that keeps the contract of
 :mod:`~itemsampling.studies.contract`: ``study_config``, ``chunks``, ``inputs`` and
 ``study_tables`` (:class:`~itemsampling.studies.contract.Study`, checked when it is loaded),
 and ``chunk_table`` when it has chunks (:class:`~itemsampling.studies.contract.ChunkedStudy`).
-``--config`` is the study's parameters as JSON (what ``study_config`` returns for the workflow
-configuration). A chunk is named by its dataset, model and protocol, and by ``--part`` when the
-study runs several parts on one ranks file (e.g. one per sample size). A study with millions of
+``--config`` is a JSON file of the study's parameters (what ``study_config`` returns for the
+workflow configuration; the workflow writes it to ``results/configs/studies/<study>.json``). A
+chunk is named by its dataset, model and protocol, and by ``--part`` when the study runs several
+parts on one ranks file (e.g. one per sample size). A study with millions of
 runs sets ``CATEGORICAL_RUNS = True`` (:class:`~itemsampling.studies.contract.CategoricalRunsStudy`):
 ``tables`` then reads its chunks with text columns as categoricals
 (:func:`~itemsampling.studies.tables.read_runs`).
@@ -29,7 +31,7 @@ the same file.
 
 ``verdicts`` writes ``verdicts.csv``, one verdict per claim of the papers that a notebook tests,
 computed from the notebooks' tables (:mod:`~itemsampling.studies.verdicts`), and its record.
-``--notebooks`` maps each notebook to its study, in reading order.
+``--notebooks`` is a JSON file that maps each notebook to its study, in reading order.
 
 ``provenance`` records what computes the study on this machine: BLAS library, kernels and
 threads, package versions (:func:`~itemsampling.provenance.machine_record`).
@@ -67,7 +69,7 @@ def register(subparsers) -> None:
                             ("tables", "every table of the study, from its chunks and ranks")):
         sub = steps.add_parser(step, help=help_text, description=help_text)
         sub.add_argument("--study", required=True, help="module of itemsampling.studies, e.g. sampled_metrics")
-        sub.add_argument("--config", required=True, help="the study's parameters as JSON")
+        sub.add_argument("--config", type=Path, required=True, help="JSON file of the study's parameters")
         sub.add_argument("--seed", type=int, required=True, help="study seed (integer >= 0)")
         sub.add_argument("--root", type=Path, default=Path("."), help="folder that holds results/ (default .)")
         if step == "chunk":
@@ -88,7 +90,7 @@ def register(subparsers) -> None:
                            description="execute a notebook with papermill and write it without times "
                                        "(itemsampling.studies.notebook_execution)")
     sub.add_argument("--notebook", type=Path, required=True, help="the notebook to execute, e.g. notebooks/00_x.ipynb")
-    sub.add_argument("--parameters", required=True, help="its parameters as JSON")
+    sub.add_argument("--parameters", type=Path, required=True, help="JSON file of its parameters")
     sub.add_argument("--root", type=Path, default=Path("."), help="folder that holds results/ (default .)")
     sub.add_argument("--output", type=Path, required=True, help="the executed notebook (overwritten if it exists)")
     sub.set_defaults(func=_notebook)
@@ -99,8 +101,9 @@ def register(subparsers) -> None:
     sub = steps.add_parser("verdicts", help="one verdict per claim of the papers, from the notebooks' tables",
                            description="one verdict per claim of the papers, from the notebooks' tables "
                                        "(itemsampling.studies.verdicts)")
-    sub.add_argument("--notebooks", required=True,
-                     help='JSON object notebook -> study, in reading order, e.g. {"01_sampled_metrics": "sampled_metrics"}')
+    sub.add_argument("--notebooks", type=Path, required=True,
+                     help='JSON file of an object notebook -> study, in reading order, '
+                          'e.g. {"01_sampled_metrics": "sampled_metrics"}')
     sub.add_argument("--root", type=Path, default=Path("."), help="folder that holds results/ (default .)")
     sub.add_argument("--out-dir", type=Path, required=True, help="folder of verdicts.csv (overwritten if it exists)")
     sub.set_defaults(func=_verdicts)
@@ -112,12 +115,7 @@ def _notebook(args) -> int:
     check_output_file(str(args.output))
     if not args.notebook.is_file():
         raise FileNotFoundError(f"--notebook {str(args.notebook)!r} does not exist")
-    try:
-        parameters = json.loads(args.parameters)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"--parameters is not valid JSON: {exc}") from None
-    if not isinstance(parameters, dict):
-        raise ValueError("--parameters must be a JSON object of the notebook's parameters")
+    parameters = _json_object(args.parameters, "--parameters", "the notebook's parameters")
     execute_notebook(args.notebook, args.output, parameters, args.root)
     return 0
 
@@ -132,13 +130,22 @@ def _provenance(args) -> int:
     return 0
 
 
-def _config(args) -> dict:
+def _json_object(path: Path, option: str, what: str) -> dict:
+    """The JSON object in the file ``path`` given to ``option``; the errors name the option and
+    what the object holds."""
+    if not path.is_file():
+        raise FileNotFoundError(f"{option} {str(path)!r} does not exist")
     try:
-        config = canonical_config(json.loads(args.config))
+        value = json.loads(path.read_text())
     except json.JSONDecodeError as exc:
-        raise ValueError(f"--config is not valid JSON: {exc}") from None
-    if not isinstance(config, dict):
-        raise ValueError("--config must be a JSON object of the study's parameters")
+        raise ValueError(f"{option} {str(path)!r} is not valid JSON: {exc}") from None
+    if not isinstance(value, dict):
+        raise ValueError(f"{option} must be a JSON object of {what}")
+    return value
+
+
+def _config(args) -> dict:
+    config = canonical_config(_json_object(args.config, "--config", "the study's parameters"))
     check_seed(args.seed)
     return config
 
@@ -181,12 +188,9 @@ def _verdicts(args) -> int:
     from ..studies.verdicts import CHECKS_PATH, VERDICTS_PATH, verdict_tables
 
     check_output_dir(str(args.out_dir))
-    try:
-        notebooks = json.loads(args.notebooks)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"--notebooks is not valid JSON: {exc}") from None
-    if not isinstance(notebooks, dict) or not all(isinstance(v, str) for v in notebooks.values()):
-        raise ValueError("--notebooks must be a JSON object mapping each notebook to its study")
+    notebooks = _json_object(args.notebooks, "--notebooks", "each notebook's study")
+    if not all(isinstance(v, str) for v in notebooks.values()):
+        raise ValueError("--notebooks must be a JSON object of each notebook's study")
     claims, checks = verdict_tables(notebooks, args.root)
     paths = [write_table(claims, args.out_dir / VERDICTS_PATH.name), write_table(checks, args.out_dir / CHECKS_PATH.name)]
     write_record(record_path(args.out_dir, "verdicts"), step="study verdicts", config={"notebooks": notebooks},
