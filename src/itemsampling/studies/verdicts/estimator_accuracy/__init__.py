@@ -49,6 +49,7 @@ from .bias import (
     cls_worst,
     kr_gamma_tradeoff,
     learned_variance,
+    printed_tables,
     table2_mle_mes,
     table3_wmle_best,
     wmle_close_to_mle,
@@ -82,6 +83,7 @@ def claims(table: Callable[[str], pd.DataFrame]) -> list[Claim]:
     at_k, wins, errors, pooled = table("metrics_at_k"), table("winners"), table("relative_error"), table("pooled_prior")
     rd, readings, truth = table("rank_distribution"), table("wmle_readings"), table("true_winners")
     return [
+        *printed_tables(at_k, readings),
         table2_mle_mes(at_k, readings),
         table3_wmle_best(at_k, readings),
         *cls_worst(at_k, readings),
