@@ -439,3 +439,14 @@ def test_the_printed_tables_turn_with_the_bias_of_each_cell():
     stand_in = _rows(metrics_at_k=lambda t: _paper_biased(t, "yelp-diffnet"))
     row = next(r for r in stand_in if r.claim.startswith("The estimates of Table 7 (yelp)"))
     assert row.verdict == "not testable here" and "read as the paper's dataset: reproduced" in row.other_setups
+
+
+def test_comparable_turns_when_the_new_estimators_are_exact():
+    """MLE and MES exact in every citeulike case: BV is never the least biased, and no longer
+    competitive with them."""
+    assert verdict_of(_rows(), "MES, MLE (MB) and BV are comparable") == "reproduced"
+    exact = dict(metrics_at_k=lambda t: _scaled(t, lambda x: (x["dataset"] == "citeulike-a")
+                                                & x["estimator"].isin(["mle", "mes", "mes_code"]),
+                                                value=lambda x: x["exact"]))
+    row = next(r for r in _rows(**exact) if r.claim.startswith("MES, MLE (MB) and BV are comparable"))
+    assert row.verdict == "not reproduced" and row.our_value.endswith("BV 0.1, BV 0.01)")

@@ -51,6 +51,7 @@ from .bias import (
     learned_variance,
     printed_tables,
     table2_mle_mes,
+    table3_comparable,
     table3_wmle_best,
     wmle_close_to_mle,
 )
@@ -86,6 +87,7 @@ def claims(table: Callable[[str], pd.DataFrame]) -> list[Claim]:
         *printed_tables(at_k, readings),
         table2_mle_mes(at_k, readings),
         table3_wmle_best(at_k, readings),
+        table3_comparable(at_k, readings),
         *cls_worst(at_k, readings),
         learned_variance(at_k, readings),
         appendix_d_accuracy(at_k, readings),
