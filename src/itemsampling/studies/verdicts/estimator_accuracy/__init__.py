@@ -41,6 +41,7 @@ from .aaai23 import (
     prior_estimators_ahead,
     relative_error_levels,
     table9_proposed_best,
+    table10_consistently,
     table10_mn_mes,
 )
 from .bias import (
@@ -108,6 +109,7 @@ def claims(table: Callable[[str], pd.DataFrame]) -> list[Claim]:
         ease_example(errors, pooled),
         table9_proposed_best(errors, pooled),
         table10_mn_mes(errors, pooled),
+        table10_consistently(errors, pooled),
         blind_spot_best_effort(table("interval_coverage")),
         blind_spot_not_estimators(table("interval_coverage")),
         # our own checks
