@@ -452,3 +452,10 @@ def test_comparable_turns_when_the_new_estimators_are_exact():
                                                 value=lambda x: x["exact"]))
     row = next(r for r in _rows(**exact) if r.claim.startswith("MES, MLE (MB) and BV are comparable"))
     assert row.verdict == "not reproduced" and row.our_value.endswith("BV 0.1, BV 0.01)")
+
+
+def test_the_introduction_row_turns_when_the_sampled_metric_is_exact():
+    claim = "NDCG and AP evaluated on the sampled ranks are further off"
+    assert verdict_of(_rows(), claim) == "reproduced"
+    exact = dict(metrics_at_k=lambda t: _scaled(t, lambda x: x["estimator"] == "sampled", value=lambda x: x["exact"]))
+    assert verdict_of(_rows(**exact), claim) == "not reproduced"
