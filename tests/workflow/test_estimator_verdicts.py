@@ -96,8 +96,8 @@ def test_cls_worst_turns_with_the_papers_share(monkeypatch):
 
 
 def test_table3_wmle_turns_when_the_others_are_biased():
-    # one placement behind MES (9 against 10): within the precision of a WMLE built from a 5-repeat gap
-    assert verdict_of(_rows(), "WMLE is most often among the two") == "partly"
+    # one placement behind MES (9 against 10): one unhedged comparison, no tolerance of ours on the count
+    assert verdict_of(_rows(), "WMLE is most often among the two") == "not reproduced"
     far = dict(wmle_readings=lambda t: _scaled(t, lambda x: x["reading"] == "at_least_one", "gap", factor=20.0))
     assert verdict_of(_rows(**far), "WMLE is most often among the two") == "not reproduced"
     others = ("cls", "bv_0.1", "bv_0.01", "mes", "mes_code")

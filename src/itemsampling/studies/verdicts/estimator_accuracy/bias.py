@@ -185,7 +185,8 @@ def table3_wmle_best(at_k: pd.DataFrame, readings: pd.DataFrame) -> Claim:
     """WMLE with the most top-two placements on citeulike (Table 3: "7 most (or second-most)").
 
     Rule: on citeulike-a at n = 100, over the 15 (model, metric@10), WMLE is among the two least
-    biased estimators more often than (or as often as) any other of the six.
+    biased estimators more often than (or as often as) any other of the six; one unhedged
+    comparison, so ``reproduced`` or ``not reproduced``.
     """
     claim = "WMLE is most often among the two most accurate estimators on citeulike"
     quote = ("In Table 3, WMLE performs the best, with 7 most (or second-most) accurate estimations, whereas MES, "
@@ -200,8 +201,7 @@ def table3_wmle_best(at_k: pd.DataFrame, readings: pd.DataFrame) -> Claim:
 
     def rule(frame):
         top = counts(frame)
-        behind = top.max() - top["wmle"]
-        verdict = "reproduced" if behind == 0 else "partly" if behind <= 1 else "not reproduced"
+        verdict = "reproduced" if top["wmle"] == top.max() else "not reproduced"
         return verdict, f"WMLE {top['wmle']} of 15, most {estimator_label(top.idxmax())} {top.max()}"
 
     results, why = _graded(rule, at_k, readings, ("closest", PRINTED, "runner_up"))
@@ -211,9 +211,11 @@ def table3_wmle_best(at_k: pd.DataFrame, readings: pd.DataFrame) -> Claim:
         Claim, results, paper="jin2021aaai", claim=claim, quote=quote, source="Table 3", dataset="citeulike-a",
         paper_value=f"WMLE {theirs['wmle']} of 15 (the text: {stated})",
         reason="Rule: over the 15 (model, metric@10) at n = 100, WMLE is among the two least biased estimators at "
-               "least as often as any other of the six; partly when one placement behind: the WMLE of a reading is "
-               "MLE's mean shifted by the reading's gap to MLE, measured on "
-               f"{int(readings['repeats'].min())} repeats (`wmle_readings`), and one case is within its precision. "
+               "least as often as any other of the six ('performs the best': one unhedged comparison, so it holds or "
+               "fails). The WMLE of a reading is MLE's mean shifted by the reading's gap to MLE, measured on "
+               f"{int(readings['repeats'].min())} repeats (`wmle_readings`), so a count one placement apart may "
+               "turn with more repeats; a tolerance of ours for that is not admitted (rubric rule 4: a tolerance of "
+               "ours serves only a number the paper gives as approximate), and the reason gives the counts. "
                "Top-two placements under the setup: "
                + ", ".join(f"{estimator_label(e)} {c}" for e, c in counts(aaai21_frame(at_k, readings, "closest"))
                            .items())
