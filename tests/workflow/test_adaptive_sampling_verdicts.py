@@ -261,8 +261,17 @@ def test_default_share_of_the_items_turns_with_the_frontier():
 
 def test_items_and_accuracy_on_the_stand_ins_turn_with_the_tables():
     adaptive = partial(_on, method="adaptive_mle")
-    _turns("Adaptive sampling uses much fewer items per user", "reproduced", "not reproduced",
-           fixed_vs_adaptive=_setting("mean_sample_size", 400.0, adaptive))
+    items = "Adaptive sampling uses much fewer items per user"
+    _turns(items, "reproduced", "not reproduced", fixed_vs_adaptive=_setting("mean_sample_size", 600.0, adaptive))
+    # graded in kind against the paper's n = 500: 400 items are fewer, though above the paper's own 200-300
+    row = next(r for r in _claims(fixed_vs_adaptive=_setting("mean_sample_size", 400.0, adaptive))
+               if r.claim.startswith(items))
+    assert row.verdict == "reproduced" and "as a bound (300) on our stand-ins: not reproduced" in row.other_setups
+    # yelp-diffnet's own fixed n (1000) would pass 700 items; the paper's 500 does not
+    yelp = _claims(fixed_vs_adaptive=_setting("mean_sample_size", 700.0, lambda f: _on(f, method="adaptive_mle")))
+    assert verdict_of(yelp, items) == "not reproduced"
+    assert "against our stand-ins' own fixed n: partly (5 of 10)" in next(
+        r for r in yelp if r.claim.startswith(items)).other_setups
     ndcg = "The adaptive MLE's NDCG@K error over small K"
     both = "Adaptive sampling is more accurate (NDCG) with fewer items"
     assert verdict_of(_claims(), ndcg) == "reproduced" and verdict_of(_claims(), both) == "reproduced"

@@ -211,6 +211,10 @@ def test_a_source_names_places_the_paper_has():
     assert source_found("§4.3; Table 5; Fig. 7; eq. 21; App. D; Theorem 2.2", text) == [
         "§4.3", "Table 5", "Fig. 7", "eq. 21", "App. D", "Theorem 2.2"]
     assert source_found("Tables 4, 5", text) == ["Tables 4, 5"]  # one place per item
+    assert source_found("Introduction", text) == ["Introduction"]
+    assert source_found("Introduction", "Introduction\nRecommendation ...") == []  # a heading without a number
+    assert source_found("Introduction", "1 INTRODUCTION\n") == []
+    assert source_found("Introduction", "see the introduction\n") == ["Introduction"]  # a word, not a heading
 
 
 def test_counts_and_markdown_cover_every_row():

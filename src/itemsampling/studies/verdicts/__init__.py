@@ -111,7 +111,8 @@ class Claim:
         by `` ... ``. The verdict grades this sentence as stated: its scope and its hedges.
     source : str
         Where the paper says it, items joined by ``"; "``: ``"§6.2"``, ``"Table 4"``, ``"Fig. 6"``,
-        ``"eq. 20"``, ``"App. D"``, ``"Abstract"``, ``"Theorem 2.1"`` (:func:`source_found`).
+        ``"eq. 20"``, ``"App. D"``, ``"Abstract"``, ``"Introduction"`` (for a paper whose introduction has
+        no number), ``"Theorem 2.1"`` (:func:`source_found`).
     dataset : str
         Our dataset(s) it is tested on (``"all four"``, ``"ml-1m"``, ...; ``"simulated"``).
     our_value, paper_value : str
@@ -421,12 +422,14 @@ _PLACES = {
     r"Lemma (\d+(?:\.\d+)*)": lambda n: rf"(?i)\bLemma\s*{re.escape(n)}\b",
     r"Algorithm (\d+)": lambda n: rf"(?i)\bAlgorithm\s*{n}\b",
     r"Abstract": lambda: r"(?mi)^[#*\s]*abstract\s*$",
+    r"Introduction": lambda: r"(?mi)^[#*\s]*(?:1\.?\s+)?introduction\s*$",
 }
 
 
 def source_found(source: str, text: str) -> list[str]:
     """The items of ``source`` (joined by ``"; "``) that are not a place of ``text``: ``[]`` when
-    every section, table, figure, equation, appendix, theorem or algorithm it names exists."""
+    every section, table, figure, equation, appendix, theorem, algorithm, abstract or introduction
+    (a heading of its own, numbered 1 or not) it names exists."""
     missing = []
     for item in source.split("; "):
         for form, pattern in _PLACES.items():

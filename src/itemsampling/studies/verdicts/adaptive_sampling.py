@@ -29,6 +29,7 @@ an example of the size ("say 1.69% ... compared to the 2.78%"), the size is comp
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 import numpy as np
@@ -593,24 +594,37 @@ def _comparison_claims(table: Callable[[str], pd.DataFrame]) -> list[Claim]:
     pairs = ours.drop_duplicates(["dataset", "model"]).set_index(["dataset", "model"])["adaptive_items"]
     paper_pairs = theirs[theirs["dataset"].isin(list(mapping.values()))].drop_duplicates(
         ["dataset", "model"]).set_index(["dataset", "model"])["adaptive_items"]
-    typical = pairs <= TYPICAL_ITEMS
-    holds, cases = _count(typical)
+    fewer, cases = _count(fewer_items(ours, fixed_n))
+    own_fewer, _ = _count(fewer_items(ours))
+    typical, _ = _count(pairs <= TYPICAL_ITEMS)
+    paper_fewer = _count(paper_pairs < paper_pairs.index.get_level_values("dataset").map(paper_n))
     example = paper_pairs.get(("pinterest-20", FIG_MODEL))
+    quote = ("We observe that adaptive sampling uses much less sample size (typically 200-300 vs 500 on pinterest-20, "
+             "yelp datasets and 700-800 vs 1000 on ml-20m dataset).")
+    typically = re.search(r"typically (\d+-\d+)", quote).group(1)
     rows.append(Claim(
-        paper=PAPER, claim=f"Adaptive sampling uses much fewer items per user than the fixed n (typically 200-300 vs "
-                           f"{paper_n['pinterest-20']} on pinterest-20 and yelp).",
-        quote="We observe that adaptive sampling uses much less sample size (typically 200-300 vs 500 on pinterest-20, "
-              "yelp datasets and 700-800 vs 1000 on ml-20m dataset).",
+        paper=PAPER, claim=f"Adaptive sampling uses much fewer items per user than the fixed n (typically {typically} "
+                           f"vs {paper_n['pinterest-20']} on pinterest-20 and yelp).",
+        quote=quote,
         source="§5; Table 2; Table 7", dataset=named, setup=setup,
-        our_value=_of(holds, cases, f"(dataset, model) at most {TYPICAL_ITEMS} items per user"),
-        paper_value=_of(*_count(paper_pairs <= TYPICAL_ITEMS), f"(dataset, model) at most {TYPICAL_ITEMS}"),
-        verdict=most_verdict(holds, cases),
-        reason=f"Rule: the adaptive MLE's average items per user at most {TYPICAL_ITEMS}, the upper end of the "
-               "paper's “typically 200-300”, in more than half of the stand-in pairs (“typically”: more than half, "
-               f"partly from a quarter); the paper's own Tables 7 and 11 pass it. “Much less” is an intensifier "
-               "the paper backs with no test: the size is the paper's own example, 200-300 against 500. Ours "
+        our_value=_of(fewer, cases, "(dataset, model) fewer items per user than the paper's n ("
+                      + ", ".join(f"{d} {fixed_n[d]}" for d in stand) + ")"),
+        paper_value=_of(*paper_fewer, "(dataset, model) fewer than its n") + f"; typically {typically} items",
+        verdict=most_verdict(fewer, cases),
+        other_setups=f"the paper's “{typically}” as a bound ({TYPICAL_ITEMS}) on our stand-ins: "
+                     f"{most_verdict(typical, cases)} ({typical} of {cases}; the paper's own pairs: "
+                     f"{_of(*_count(paper_pairs <= TYPICAL_ITEMS), 'at most ' + str(TYPICAL_ITEMS))}); against our "
+                     f"stand-ins' own fixed n: {most_verdict(own_fewer, cases)} ({own_fewer} of {cases})",
+        reason="Rule (rubric rule 2, as for the sentences on the paper's own numbers): graded in kind on the stand-ins, "
+               "the adaptive MLE's average items per user below the fixed n the paper compares with ("
+               + ", ".join(f"{mapping[d]} {paper_n[mapping[d]]}" for d in stand)
+               + ", not our yelp-diffnet's own fixed n where it differs: that would make 'fewer' easier) in more than "
+               f"half of the stand-in pairs (“typically”: more than half, partly from a quarter). The paper's “{typically}” "
+               "is its number for pinterest-20 and yelp themselves, shown beside and not graded on our stand-ins (in "
+               "other setups read as a bound). “Much less” is an intensifier the paper backs with no test: the "
+               "direction decides. Ours "
                + ", ".join(f"{d} {pairs.xs(d).min():.0f}-{pairs.xs(d).max():.0f}" for d in stand)
-               + f" items per user, fewer than the paper's n in {int(fewer_items(ours, fixed_n).sum())} of {cases}"
+               + " items per user"
                + (f"; the paper's example, {FIG_MODEL} on pinterest-20: {example:.2f}, ours on {stand[0]}: "
                   f"{pairs[(stand[0], FIG_MODEL)]:.1f}" if (stand[0], FIG_MODEL) in pairs.index
                   and mapping[stand[0]] == "pinterest-20" else "")

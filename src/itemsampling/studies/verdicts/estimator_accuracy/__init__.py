@@ -41,6 +41,7 @@ from .aaai23 import (
     prior_estimators_ahead,
     relative_error_levels,
     table9_proposed_best,
+    table10_consistently,
     table10_mn_mes,
 )
 from .bias import (
@@ -49,7 +50,10 @@ from .bias import (
     cls_worst,
     kr_gamma_tradeoff,
     learned_variance,
+    not_on_sampled_ranks,
+    printed_tables,
     table2_mle_mes,
+    table3_comparable,
     table3_wmle_best,
     wmle_close_to_mle,
 )
@@ -82,12 +86,15 @@ def claims(table: Callable[[str], pd.DataFrame]) -> list[Claim]:
     at_k, wins, errors, pooled = table("metrics_at_k"), table("winners"), table("relative_error"), table("pooled_prior")
     rd, readings, truth = table("rank_distribution"), table("wmle_readings"), table("true_winners")
     return [
+        *printed_tables(at_k, readings),
         table2_mle_mes(at_k, readings),
         table3_wmle_best(at_k, readings),
+        table3_comparable(at_k, readings),
         *cls_worst(at_k, readings),
         learned_variance(at_k, readings),
         appendix_d_accuracy(at_k, readings),
         appendix_d_overall(at_k, readings),
+        not_on_sampled_ranks(at_k, readings),
         wmle_close_to_mle(readings),
         table4_wmle(wins, readings),
         table4_mle_mes_bv(wins, at_k),
@@ -104,6 +111,7 @@ def claims(table: Callable[[str], pd.DataFrame]) -> list[Claim]:
         ease_example(errors, pooled),
         table9_proposed_best(errors, pooled),
         table10_mn_mes(errors, pooled),
+        table10_consistently(errors, pooled),
         blind_spot_best_effort(table("interval_coverage")),
         blind_spot_not_estimators(table("interval_coverage")),
         # our own checks
