@@ -26,11 +26,10 @@ Run with one BLAS thread (``make bench`` sets it).
 from __future__ import annotations
 
 import argparse
-import time
-import tracemalloc
 import warnings
 
 import numpy as np
+from _timing import timed
 
 import itemsampling as its
 
@@ -55,21 +54,6 @@ def problem(n_users: int, n_items: int, seed: int = 0) -> dict:
 def call(prob: dict, n_items: int, method: str, grid: str):
     ranks, sizes = (prob["adaptive"], prob["sizes"]) if method == "adaptive_mle" else (prob["ranks"], 100)
     return lambda: its.estimate(ranks, n_items, sizes, method, ("recall", "ndcg"), (10, 50), grid=grid)
-
-
-def timed(run, repeats: int) -> tuple[float, float, object]:
-    best = min(_once(run) for _ in range(repeats))
-    tracemalloc.start()
-    result = run()
-    peak = tracemalloc.get_traced_memory()[1] / 2**20
-    tracemalloc.stop()
-    return best, peak, result
-
-
-def _once(run) -> float:
-    t0 = time.perf_counter()
-    run()
-    return time.perf_counter() - t0
 
 
 def main(argv=None) -> None:

@@ -24,11 +24,10 @@ counting the inputs. The ratio is the time over the baseline's (target: at most 
 from __future__ import annotations
 
 import argparse
-import time
-import tracemalloc
 import warnings
 
 import numpy as np
+from _timing import timed
 
 import itemsampling as its
 from itemsampling import nonuniform as nu
@@ -47,21 +46,6 @@ def problem(n_users: int, n_items: int, n: int, seed: int = 0):
     pi = nu.inclusion_probabilities("popularity", n_items, n - 1, probabilities=p, replace=True)
     return dict(users=users, negatives=draws.ravel(), above=above.ravel(), p=p, pi=pi,
                 uniform_ranks=uniform_ranks)
-
-
-def timed(call, repeats: int) -> tuple[float, float]:
-    best = min(_once(call) for _ in range(repeats))
-    tracemalloc.start()
-    call()
-    peak = tracemalloc.get_traced_memory()[1] / 2**20
-    tracemalloc.stop()
-    return best, peak
-
-
-def _once(call) -> float:
-    t0 = time.perf_counter()
-    call()
-    return time.perf_counter() - t0
 
 
 def main(argv=None) -> None:
@@ -89,7 +73,7 @@ def main(argv=None) -> None:
     for name, call in calls.items():
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # rank estimates beyond N and duplicated draws
-            seconds, peak = timed(call, args.repeats)
+            seconds, peak, _ = timed(call, args.repeats)
         base = base or seconds
         print(f"| {name} | {seconds:.3f} | {seconds / base:.2f} | {peak:.1f} |")
 

@@ -35,15 +35,18 @@ def parse_table(stdout: str) -> list[dict[str, str]]:
     return rows
 
 
+def run_quick(script: Path, *args: str) -> str:
+    """The standard output of a benchmark script run with ``args``, which must succeed."""
+    done = subprocess.run([sys.executable, str(script), *args], capture_output=True, text=True, timeout=600,
+                          check=False)
+    assert done.returncode == 0, done.stderr + done.stdout
+    return done.stdout
+
+
 @pytest.fixture(scope="module")
 def quick_run(tmp_path_factory):
     csv_path = tmp_path_factory.mktemp("bench") / "quick.csv"
-    done = subprocess.run(
-        [sys.executable, str(SCRIPT), "--quick", "--output", str(csv_path)],
-        capture_output=True, text=True, timeout=600, check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    return done.stdout, csv_path
+    return run_quick(SCRIPT, "--quick", "--output", str(csv_path)), csv_path
 
 
 @pytest.mark.slow
@@ -90,10 +93,8 @@ ENGINE = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_engine.py"
 
 @pytest.mark.slow
 def test_engine_benchmark_quick_run_agrees_with_estimate():
-    done = subprocess.run([sys.executable, str(ENGINE), "--quick"], capture_output=True, text=True, timeout=600,
-                          check=False)
-    assert done.returncode == 0, done.stderr
-    (row,) = parse_table(done.stdout)
+    stdout = run_quick(ENGINE, "--quick")
+    (row,) = parse_table(stdout)
     assert float(row["max_abs_diff"]) <= 1e-12
     # printed, not judged: a quick run on a fast CPU rounds to 0.0 s
     assert all(float(row[column]) >= 0 for column in ("time_s", "speedup", "peak_MiB"))
@@ -104,10 +105,8 @@ LIVE = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_live_adaptive
 
 @pytest.mark.slow
 def test_live_adaptive_benchmark_quick_run():
-    done = subprocess.run([sys.executable, str(LIVE), "--quick"], capture_output=True, text=True, timeout=600,
-                          check=False)
-    assert done.returncode == 0, done.stderr
-    rows = {r["quantity"]: r for r in parse_table(done.stdout)}
+    stdout = run_quick(LIVE, "--quick")
+    rows = {r["quantity"]: r for r in parse_table(stdout)}
     assert set(rows) == {"items scored", "wall time s", "of which estimate s", "recall@10", "ndcg@10"}
     items = rows["items scored"]
     full, live = int(items["full ranking"]), int(items["live adaptive"])
@@ -124,21 +123,17 @@ GROUPS = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_groups.py"
 
 @pytest.mark.slow
 def test_study_benchmark_quick_run_prints_one_timed_configuration():
-    done = subprocess.run([sys.executable, str(STUDY), "--quick"], capture_output=True, text=True, timeout=600,
-                          check=False)
-    assert done.returncode == 0, done.stderr
-    (row,) = parse_table(done.stdout)
+    stdout = run_quick(STUDY, "--quick")
+    (row,) = parse_table(stdout)
     assert row["dataset"] == "ml-1m" and row["n"] == "100" and row["kernels"] == "20"
     assert float(row["per_draw_s"].split()[0]) > 0 and float(row["study_min"]) > 0
-    assert "# projected CPU minutes" in done.stdout
+    assert "# projected CPU minutes" in stdout
 
 
 @pytest.mark.slow
 def test_groups_benchmark_reports_changes_far_below_the_noise():
-    done = subprocess.run([sys.executable, str(GROUPS), "--datasets", "pinterest-subset", "--draws", "3"],
-                          capture_output=True, text=True, timeout=600, check=False)
-    assert done.returncode == 0, done.stderr
-    rows = parse_table(done.stdout)
+    stdout = run_quick(GROUPS, "--datasets", "pinterest-subset", "--draws", "3")
+    rows = parse_table(stdout)
     assert {r["estimator"] for r in rows} >= {"mle", "mes", "bv_mle", "mn_mes"}
     for r in rows:
         assert float(r["shared_vs_groups"]) < 0.2, r  # a small fraction of the sampling noise
@@ -149,10 +144,8 @@ ADAPTIVE = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_adaptive.
 
 @pytest.mark.slow
 def test_adaptive_benchmark_quick_run_agrees_with_its_baselines():
-    done = subprocess.run([sys.executable, str(ADAPTIVE), "--quick", "--repeats", "1", "--draws", "2"],
-                          capture_output=True, text=True, timeout=600, check=False)
-    assert done.returncode == 0, done.stderr
-    rows = parse_table(done.stdout)
+    stdout = run_quick(ADAPTIVE, "--quick", "--repeats", "1", "--draws", "2")
+    rows = parse_table(stdout)
     assert [(r["task"], r["baseline"]) for r in rows] == [
         ("rank_distribution", "authors' per-user loop"), ("rank_distribution", "whole kernels"),
         ("estimate", "whole kernels"), ("study engine", "whole kernels, first draw"),
@@ -161,7 +154,7 @@ def test_adaptive_benchmark_quick_run_agrees_with_its_baselines():
         assert float(r["time_s"]) > 0 and float(r["speedup"]) > 0
         if r["check"]:
             assert float(r["value"]) <= (1e-12 if r["check"] == "max_abs_diff_P(R)" else 1e-9), r
-    assert "# public adaptive MLE vs the authors' per-user loop" in done.stdout
+    assert "# public adaptive MLE vs the authors' per-user loop" in stdout
 
 
 STACKED = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_stacked_em.py"
@@ -169,10 +162,8 @@ STACKED = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_stacked_em
 
 @pytest.mark.slow
 def test_stacked_em_benchmark_quick_run_agrees_with_one_em_per_repeat():
-    done = subprocess.run([sys.executable, str(STACKED), "--quick"], capture_output=True, text=True, timeout=600,
-                          check=False)
-    assert done.returncode == 0, done.stderr + done.stdout
-    rows = {r["method"]: r for r in parse_table(done.stdout)}
+    stdout = run_quick(STACKED, "--quick")
+    rows = {r["method"]: r for r in parse_table(stdout)}
     assert set(rows) == {"stacked EM", "GEMM peak"}
     assert float(rows["stacked EM"]["value"]) <= 1e-9  # the same P(R) to rounding
     assert float(rows["GEMM peak"]["value"]) > 0  # a fraction, printed, not judged
@@ -183,10 +174,8 @@ GRAM = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_binomial_gram
 
 @pytest.mark.slow
 def test_binomial_gram_benchmark_quick_run_agrees_with_the_panel_gram():
-    done = subprocess.run([sys.executable, str(GRAM), "--quick", "--repeats", "1"], capture_output=True, text=True,
-                          timeout=600, check=False)
-    assert done.returncode == 0, done.stderr + done.stdout
-    rows = {r["task"]: r for r in parse_table(done.stdout)}
+    stdout = run_quick(GRAM, "--quick", "--repeats", "1")
+    rows = {r["task"]: r for r in parse_table(stdout)}
     assert set(rows) == {"Gram", "estimate_draws", "build"}
     assert float(rows["Gram"]["value"]) <= 1e-9  # the same Gram matrix to the kernels' rounding
     assert float(rows["estimate_draws"]["value"]) <= 1e-6  # the same estimates
@@ -198,10 +187,8 @@ STACKED_MES = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_stacke
 
 @pytest.mark.slow
 def test_stacked_mes_benchmark_quick_run_agrees_with_a_solve_per_draw():
-    done = subprocess.run([sys.executable, str(STACKED_MES), "--quick", "--repeats", "1"], capture_output=True,
-                          text=True, timeout=600, check=False)
-    assert done.returncode == 0, done.stderr + done.stdout
-    rows = {r["task"]: r for r in parse_table(done.stdout)}
+    stdout = run_quick(STACKED_MES, "--quick", "--repeats", "1")
+    rows = {r["task"]: r for r in parse_table(stdout)}
     assert set(rows) == {"mes", "mes + bv_mes + mn_mes"}
     for r in rows.values():
         assert float(r["value"]) <= 1e-8  # the same estimates to rounding
@@ -213,10 +200,8 @@ PROTOCOLS = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_protocol
 
 @pytest.mark.slow
 def test_protocols_benchmark_quick_run_prints_each_call():
-    done = subprocess.run([sys.executable, str(PROTOCOLS), "--quick", "--repeats", "1"], capture_output=True,
-                          text=True, timeout=600, check=False)
-    assert done.returncode == 0, done.stderr
-    rows = {r["call"]: r for r in parse_table(done.stdout)}
+    stdout = run_quick(PROTOCOLS, "--quick", "--repeats", "1")
+    rows = {r["call"]: r for r in parse_table(stdout)}
     assert set(rows) == {"uniform mn_mes", "hansen_hurwitz", "horvitz_thompson"}
     assert float(rows["uniform mn_mes"]["ratio to uniform mn_mes"]) == 1.0
     # printed, not judged
@@ -228,10 +213,8 @@ LARGE = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_large_catalo
 
 @pytest.mark.slow
 def test_large_catalogue_benchmark_quick_run_agrees_with_the_exact_ranks():
-    done = subprocess.run([sys.executable, str(LARGE), "--quick", "--repeats", "1"], capture_output=True,
-                          text=True, timeout=600, check=False)
-    assert done.returncode == 0, done.stderr
-    rows = parse_table(done.stdout)
+    stdout = run_quick(LARGE, "--quick", "--repeats", "1")
+    rows = parse_table(stdout)
     assert {(r["N items"], r["method"], r["grid"]) for r in rows} == {
         (n, m, g) for m in ("mle", "mn_mes", "adaptive_mle") for n, g in (
             ("100,000", "exact"), ("100,000", "coarse"), ("1,000,000", "coarse"))}
