@@ -12,7 +12,9 @@ pseudo-random item order (item j sits at position (a·j + b·u) mod N, above iff
 Timed calls, each for the 150 targets recall, ndcg, ap × K = 1..50:
 
 - ``uniform mn_mes`` (baseline): :func:`itemsampling.estimate` with ``mn_mes`` on the sampled
-  ranks r_u of a uniform sample of the same size;
+  ranks r_u of a uniform sample of the same size, summing over every global rank
+  (``grid="exact"``), and ``uniform mn_mes, grid`` the same call on the coarse grid of
+  :mod:`itemsampling.rank_grid` (the default from N = 100,000 on);
 - ``hansen_hurwitz`` and ``horvitz_thompson``: :func:`itemsampling.nonuniform.estimate_sampled`
   on the M·(n-1) drawn negatives (long format) and the items' probabilities.
 
@@ -58,7 +60,10 @@ def main(argv=None) -> None:
     prob = problem(n_users, n_items, n)
     ks, metrics = range(1, 51), ("recall", "ndcg", "ap")
     calls = {
-        "uniform mn_mes": lambda: its.estimate(prob["uniform_ranks"], n_items, n, "mn_mes", metrics, ks),
+        "uniform mn_mes": lambda: its.estimate(prob["uniform_ranks"], n_items, n, "mn_mes", metrics, ks,
+                                               grid="exact"),
+        "uniform mn_mes, grid": lambda: its.estimate(prob["uniform_ranks"], n_items, n, "mn_mes", metrics, ks,
+                                                     grid="coarse"),
         "hansen_hurwitz": lambda: nu.estimate_sampled(
             prob["users"], prob["negatives"], prob["above"], n_items, method="hansen_hurwitz",
             probabilities=prob["p"], metrics=metrics, ks=ks),

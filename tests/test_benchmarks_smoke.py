@@ -202,7 +202,7 @@ PROTOCOLS = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_protocol
 def test_protocols_benchmark_quick_run_prints_each_call():
     stdout = run_quick(PROTOCOLS, "--quick", "--repeats", "1")
     rows = {r["call"]: r for r in parse_table(stdout)}
-    assert set(rows) == {"uniform mn_mes", "hansen_hurwitz", "horvitz_thompson"}
+    assert set(rows) == {"uniform mn_mes", "uniform mn_mes, grid", "hansen_hurwitz", "horvitz_thompson"}
     assert float(rows["uniform mn_mes"]["ratio to uniform mn_mes"]) == 1.0
     # printed, not judged
     assert all(float(r[c]) >= 0 for r in rows.values() for c in ("seconds", "peak_MiB"))
