@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from types import MappingProxyType
 from typing import Any
 
@@ -25,6 +26,7 @@ from .banded_kernel import BandedKernel
 from .corrections import LinearCorrection
 from .kernels import SCHEMES, KernelCache
 from .metrics import rank_weight
+from .observations import Observations
 from .rank_grid import choose_grid
 
 __all__ = ["DIRECT_METHODS", "METHODS", "M_SCOPES", "RANK_DISTRIBUTION_METHODS", "Batch", "Estimator",
@@ -153,6 +155,12 @@ class Batch:
         chosen = choose_grid(grid, checked.groups.max_items, int(per_user.max()), top, checked.groups.kernel_items)
         return cls(checked, sizes, n_items, scheme, n_groups, cache.on(chosen))
 
+    @cached_property
+    def observations(self) -> Observations:
+        """The users grouped by kernel column, by observation and by sampled rank
+        (:class:`~itemsampling.observations.Observations`), shared by the fits and the intervals."""
+        return Observations(*self.checked)
+
     def refit(self, users: np.ndarray, estimators: Sequence[Estimator], pairs) -> np.ndarray:
         """Estimates ``(E, m)`` of ``estimators`` on the users ``users`` of this batch (indices,
         with repeats: a bootstrap resample), with this batch's kernels; every user keeps its own
@@ -219,7 +227,7 @@ class Batch:
         if todo:
             traces = distributions.em_fits_of_checked(
                 self.checked, distributions.check_fits([(e.method, e.options) for e in todo.values()]),
-                self.scheme, self.cache, record=record)
+                self.scheme, self.cache, record=record, observations=self.observations)
             for key, trace in zip(todo, traces, strict=True):
                 self._fits[key] = trace.result.weights
                 if record:
@@ -232,7 +240,7 @@ class Batch:
         if key not in self._fits:
             self._fits[key] = distributions.em_fits_of_checked(
                 self.checked, distributions.check_fits([(est.method, est.options)]), self.scheme, self.cache,
-                record=True)[0]
+                record=True, observations=self.observations)[0]
         return self._fits[key]
 
     def prior_fit(self, est: Estimator) -> np.ndarray:

@@ -28,7 +28,7 @@ replacement, as in the papers) or ``"hypergeometric"`` (without replacement).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import NamedTuple
 
 import numpy as np
@@ -55,6 +55,7 @@ from .kernels import SCHEMES, KernelCache, kernel_columns
 from .mes import DEFAULT_TOL as MES_DEFAULT_TOL
 from .mes import mes_objective_value, solve_mes, solve_mes_stacked
 from .metrics import rank_weight
+from .observations import Observations, codes_of, keys_of
 
 __all__ = [
     "DEFAULT_C",
@@ -130,66 +131,26 @@ def check_sampled_ranks(sampled_ranks, n_items, sample_sizes, n_groups, per_user
     return CheckedRanks(ranks, sizes, groups)
 
 
-@dataclass(frozen=True)
-class _Observations:
-    """Users grouped by their observation (candidate group g, sample size n, sampled rank r).
-
-    ``kernel`` holds one column P(r | R; n, N_g) per distinct observation, zero for R > N_g,
-    banded per (g, n) block; ``counts`` is the number of users of each column, ``ranks`` its r,
-    ``column_of_user`` each user's column.
-    """
-
-    kernel: BandedKernel
-    counts: np.ndarray
-    ranks: np.ndarray
-    groups: CandidateGroups
-    column_of_user: np.ndarray
-
-
 def _columns(cache, n_items, sample_size, ranks, scheme):
     if cache is None:
         return kernel_columns(n_items, sample_size, ranks, scheme)
     return cache.columns(n_items, sample_size, ranks, scheme)
 
 
-def _observations(sampled_ranks, n_items, sample_sizes, scheme, n_groups=DEFAULT_N_GROUPS,
-                  per_user_sizes=False, cache=None) -> _Observations:
-    """Validate the input and group the users by (kernel N_g, n_u, r_u).
-
-    One block of kernel columns is computed per distinct (N_g, sample size), only for the ranks
-    observed in it, so the cost is independent of the number of users (users of groups with the
-    same N_g have the same kernel, and their likelihood terms are merged exactly).
-    """
+def _observed(sampled_ranks, n_items, sample_sizes, scheme, n_groups=DEFAULT_N_GROUPS,
+              per_user_sizes=False) -> tuple[Observations, BandedKernel]:
+    """Validate the input, group the users by kernel column (N_g, n_u, r_u) and compute those
+    columns (:func:`_grouped_kernel`)."""
     scheme = check_choice("sampling scheme", scheme, SCHEMES)
-    return _observations_of(check_sampled_ranks(sampled_ranks, n_items, sample_sizes, n_groups, per_user_sizes), scheme,
-                            cache)
-
-
-def _observations_of(checked: CheckedRanks, scheme: str, cache=None) -> _Observations:
-    """:func:`_observations` of ranks already checked."""
-    ranks, sizes, groups = checked
-    base = int(sizes.max()) + 1
-    codes, column_of_user, counts = np.unique(_observation_codes(ranks, sizes, groups, base), return_inverse=True,
-                                              return_counts=True)
-    keys = _observation_keys(codes, base)
-    return _Observations(_grouped_kernel(keys, groups, cache, scheme), counts, keys[:, 2], groups,
-                         column_of_user.ravel())
-
-
-def _observation_codes(ranks: np.ndarray, sizes: np.ndarray, groups: CandidateGroups, base: int) -> np.ndarray:
-    """One integer per user for its observation (kernel of its candidate group, n_u, r_u), with
-    ``base`` above every n_u: sorted codes are ordered by kernel (N_g), then n, then r."""
-    return (groups.kernel_index * base + sizes) * base + ranks
-
-
-def _observation_keys(codes: np.ndarray, base: int) -> np.ndarray:
-    """``(d, 3)`` (kernel index, n, r) of each code of :func:`_observation_codes`."""
-    return np.stack([codes // (base * base), codes // base % base, codes % base], axis=1)
+    obs = Observations(*check_sampled_ranks(sampled_ranks, n_items, sample_sizes, n_groups, per_user_sizes))
+    return obs, _grouped_kernel(obs.keys, obs.groups, None, scheme)
 
 
 def _grouped_kernel(keys: np.ndarray, groups: CandidateGroups, cache, scheme: str) -> BandedKernel:
-    """The kernel columns P(r | R; n, N_g) of the sorted distinct observation ``keys``
-    (:func:`_observation_keys`), zero for R > N_g, banded per (N_g, n) block."""
+    """The kernel columns P(r | R; n, N_g) of the sorted distinct kernel columns ``keys``
+    (:attr:`~itemsampling.observations.Observations.keys`), zero for R > N_g, banded per
+    (N_g, n) block. One block is computed per distinct (N_g, n), only for the ranks observed in
+    it, so the cost is independent of the number of users."""
     # each (group, n) block is contiguous
     starts = np.flatnonzero(np.r_[True, np.any(keys[1:, :2] != keys[:-1, :2], axis=1)])
     if starts.size == 1:  # one kernel and one n: the columns of the ranks observed
@@ -226,9 +187,8 @@ def _pooled_observations(sampled_ranks, n_items, sample_size, scheme, n_groups=D
 
 def _pooled_observations_of(checked: CheckedRanks, scheme: str, cache=None, banded=False):
     """:func:`_pooled_observations` of ranks already checked."""
-    ranks, sizes, groups = checked
-    distinct, counts = np.unique(ranks, return_counts=True)
-    return _pooled_kernel(cache, groups, int(sizes[0]), distinct, scheme, banded), counts / ranks.size
+    distinct, p_tilde = Observations(*checked).sampled_distribution
+    return _pooled_kernel(cache, checked.groups, int(checked.sizes[0]), distinct, scheme, banded), p_tilde
 
 
 def _pooled_kernel(cache, groups: CandidateGroups, n: int, ranks, scheme: str, banded: bool):
@@ -355,16 +315,19 @@ class EMTrace(NamedTuple):
     result: EMResult
 
 
-def em_fits_of_checked(checked: CheckedRanks, fits, scheme: str, cache=None, record: bool = False) -> list[EMTrace]:
+def em_fits_of_checked(checked: CheckedRanks, fits, scheme: str, cache=None, record: bool = False,
+                       observations: Observations | None = None) -> list[EMTrace]:
     """The fits of :func:`em_estimates` of ranks already checked (fits checked by
     :func:`check_fits`), with what differentiating them needs and, with ``record``, the iterates
-    of every EM step: the same runs, to the bit (recording does not change the arithmetic)."""
-    obs = _observations_of(checked, scheme, cache)
-    problems = [replace(_em_problem(obs.counts, obs.ranks, obs.groups.max_items, method, cache, **options),
+    of every EM step: the same runs, to the bit (recording does not change the arithmetic).
+    ``observations`` are the checked ranks' users grouped, when already done."""
+    obs = Observations(*checked) if observations is None else observations
+    kernel, ranks = _grouped_kernel(obs.keys, obs.groups, cache, scheme), obs.keys[:, 2]
+    problems = [replace(_em_problem(obs.column_counts, ranks, obs.groups.max_items, method, cache, **options),
                         record=record) for method, options in fits]
     progress = any(options.get("progress", False) for _, options in fits)
-    results = em_mixture_weights_many(obs.kernel, problems, progress=progress)
-    return [EMTrace(obs.kernel, obs.counts, obs.ranks, obs.column_of_user, np.asarray(problem.obs_weights, float),
+    results = em_mixture_weights_many(kernel, problems, progress=progress)
+    return [EMTrace(kernel, obs.column_counts, ranks, obs.column_of_user, np.asarray(problem.obs_weights, float),
                     result) for problem, result in zip(problems, results, strict=True)]
 
 
@@ -415,12 +378,12 @@ def em_estimates_of_checked_draws(checked: Sequence[CheckedRanks], fits, scheme:
     checked by :func:`check_fits`."""
     groups = checked[0].groups  # the same users: the same candidate groups in every draw
     base = max(int(sizes.max()) for _, sizes, _ in checked) + 1
-    codes = [_observation_codes(ranks, sizes, groups, base) for ranks, sizes, _ in checked]
+    codes = [codes_of(groups.kernel_index, sizes, ranks, base) for ranks, sizes, _ in checked]
     union = np.unique(np.concatenate(codes))
     counts = np.zeros((union.size, len(checked)))
     for i, draw_codes in enumerate(codes):
         np.add.at(counts[:, i], np.searchsorted(union, draw_codes), 1.0)
-    keys = _observation_keys(union, base)
+    keys = keys_of(union, base)
     kernel = _grouped_kernel(keys, groups, cache, scheme)
     problems = [_em_problem(counts[:, d], keys[:, 2], groups.max_items, method, cache, **options)
                 for method, options in fits for d in range(len(checked))]
@@ -740,9 +703,9 @@ def log_likelihood(distribution, sampled_ranks, n_items, sample_size, *, scheme:
     ``n_items`` one N or N_u per user; this is the objective that :func:`mle` and
     :func:`adaptive_mle` maximise.
     """
-    obs = _observations(sampled_ranks, n_items, sample_size, scheme, n_groups, per_user_sizes=True)
+    obs, kernel = _observed(sampled_ranks, n_items, sample_size, scheme, n_groups, per_user_sizes=True)
     pi = check_distribution(distribution, obs.groups.max_items, name="distribution")
-    return mixture_log_likelihood(pi, obs.kernel, obs.counts)
+    return mixture_log_likelihood(pi, kernel, obs.column_counts)
 
 
 def weighted_log_likelihood(
@@ -760,9 +723,9 @@ def weighted_log_likelihood(
 
     The objective that :func:`weighted_mle` maximises; see :func:`wmle_weights` for w(r).
     """
-    obs = _observations(sampled_ranks, n_items, sample_size, scheme, n_groups)
+    obs, kernel = _observed(sampled_ranks, n_items, sample_size, scheme, n_groups)
     pi = check_distribution(distribution, obs.groups.max_items, name="distribution")
-    return mixture_log_likelihood(pi, obs.kernel, obs.counts * wmle_weights(obs.ranks, weight, c))
+    return mixture_log_likelihood(pi, kernel, obs.column_counts * wmle_weights(obs.keys[:, 2], weight, c))
 
 
 def mes_objective(

@@ -70,6 +70,7 @@ from . import corrections
 from ._validation import as_generator, check_choice, check_positive_integer
 from .batch import Batch
 from .distributions import DEFAULT_ETA, EMTrace
+from .observations import Observations
 
 __all__ = [
     "COVERAGE_KEYS",
@@ -170,7 +171,7 @@ def batch_intervals(batch: Batch, estimators, pairs, values: np.ndarray, spec: I
         tail = (1 - spec.level) / 2
         lower, upper = np.quantile(replicates, [tail, 1 - tail], axis=0)
         return {"se": replicates.std(axis=0, ddof=1), "lower": lower, "upper": upper}
-    obs = _Observations.build(batch)
+    obs = batch.observations
     se = np.vstack([obs.standard_error(psi) for psi in _influences(batch, obs, estimators, pairs)])
     return {"se": se, "lower": values - spec.z * se, "upper": values + spec.z * se}
 
@@ -179,8 +180,8 @@ def batch_influences(batch: Batch, estimator, pairs) -> np.ndarray:
     """Influence values ψ_u of each user of a validated call (``batch``, built by
     :mod:`itemsampling.estimators`) on each (metric, K) of ``pairs`` for one estimator, shape
     ``(M, m)`` (:func:`itemsampling.estimators.influence_values` is the public form)."""
-    obs = _Observations.build(batch)
-    return _influences(batch, obs, [estimator], pairs)[0][obs.inverse]
+    obs = batch.observations
+    return _influences(batch, obs, [estimator], pairs)[0][obs.user]
 
 
 def interval_coverage(table: pd.DataFrame) -> pd.DataFrame:
@@ -216,52 +217,7 @@ def interval_coverage(table: pd.DataFrame) -> pd.DataFrame:
 # ----------------------------------------------------------------------------- observations
 
 
-@dataclass(frozen=True)
-class _Observations:
-    """The users grouped by observation o = (candidate group, sample size, sampled rank).
-
-    Sorted by group, then size, then rank, so that each (group, size) block is contiguous.
-    """
-
-    group: np.ndarray
-    size: np.ndarray
-    rank: np.ndarray
-    count: np.ndarray
-    inverse: np.ndarray  # observation of each user
-    n_groups: int
-
-    @classmethod
-    def build(cls, batch: Batch) -> _Observations:
-        sizes = np.broadcast_to(np.asarray(batch.sizes, dtype=np.int64), batch.ranks.shape)
-        base = int(sizes.max()) + 1
-        codes, inverse, count = np.unique((batch.groups.index * base + sizes) * base + batch.ranks,
-                                          return_inverse=True, return_counts=True)
-        return cls(codes // (base * base), codes // base % base, codes % base, count.astype(np.float64),
-                   inverse.ravel(), batch.groups.n_groups)
-
-    def standard_error(self, psi: np.ndarray) -> np.ndarray:
-        """se of the mean of ψ with users resampled within their group (module docstring)."""
-        users = self.count.sum()
-        dof = users - self.n_groups
-        if dof < 1:
-            raise ValueError(f"an interval needs more users ({users:.0f}) than groups of users by N_u "
-                             f"({self.n_groups}); use fewer groups (n_groups) or more users")
-        per_group = np.bincount(self.group, weights=self.count, minlength=self.n_groups)
-        sums = np.zeros((self.n_groups, psi.shape[1]))
-        np.add.at(sums, self.group, self.count[:, None] * psi)
-        resid = psi - (sums / per_group[:, None])[self.group]
-        return np.sqrt(self.count @ resid**2 / (users * dof))
-
-    def blocks(self):
-        """(first, stop, group, size) of each contiguous (group, size) block."""
-        key = self.group * (self.size.max() + 1) + self.size
-        starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
-        stops = np.r_[starts[1:], key.size]
-        for first, stop in zip(starts.tolist(), stops.tolist(), strict=True):
-            yield first, stop, int(self.group[first]), int(self.size[first])
-
-
-def _influences(batch: Batch, obs: _Observations, estimators, pairs) -> list[np.ndarray]:
+def _influences(batch: Batch, obs: Observations, estimators, pairs) -> list[np.ndarray]:
     """ψ (d, m) of each estimator.
 
     ψ = (corrected metric, for the BV/MN/CLS family) + (∂θ/∂π̂ pushed through the fit of π̂).
@@ -288,7 +244,7 @@ def _influences(batch: Batch, obs: _Observations, estimators, pairs) -> list[np.
     return out
 
 
-def _linear_part(batch: Batch, obs: _Observations, est, pairs):
+def _linear_part(batch: Batch, obs: Observations, est, pairs):
     """ψ of an estimator with its fitted π̂ held fixed, and (the estimator of π̂, ∂θ/∂π̂)."""
     if est.method in _FITTED:
         adjoint = _pad(batch.mean_weights(pairs), batch.cache.n_rows(batch.groups.max_items))
@@ -318,10 +274,10 @@ def _column_space(adjoint: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return u[:, keep] * s[keep], vt[keep]
 
 
-def _corrected(batch: Batch, obs: _Observations, est, pairs) -> np.ndarray:
+def _corrected(batch: Batch, obs: Observations, est, pairs) -> np.ndarray:
     """M̂_g(r) of each observation: the corrections of each group at its users' ranks."""
     psi = np.empty((obs.rank.size, len(pairs)))
-    for g in range(obs.n_groups):
+    for g in range(obs.groups.n_groups):
         members = obs.group == g
         psi[members] = batch.correction(est, g, pairs)[obs.rank[members] - 1]
     return psi
@@ -355,11 +311,8 @@ class _EMFit:
     column: np.ndarray  # the fit's column of each observation of the intervals
 
     @classmethod
-    def run(cls, batch: Batch, obs: _Observations, est) -> _EMFit:
-        trace = batch.em_trace(est)
-        first_user = np.zeros(obs.rank.size, dtype=np.int64)
-        first_user[obs.inverse[::-1]] = np.arange(obs.inverse.size)[::-1]
-        return cls(trace, trace.column_of_user[first_user])
+    def run(cls, batch: Batch, obs: Observations, est) -> _EMFit:
+        return cls(batch.em_trace(est), obs.column)
 
     def influence(self, adjoint: np.ndarray) -> np.ndarray:
         """ψ of each observation for θ with ∂θ/∂π_T = ``adjoint`` (N, m)."""
@@ -401,7 +354,7 @@ class _MESFit:
 
     @classmethod
     def build(cls, batch: Batch, options, pi) -> _MESFit:
-        ranks, counts = np.unique(batch.ranks, return_counts=True)
+        ranks, p = batch.observations.sampled_distribution
         groups, n = batch.groups, int(batch.sizes)
         kernel = np.zeros((batch.cache.n_rows(groups.max_items), ranks.size))
         for n_g, share in zip(groups.n_items.tolist(), groups.fractions, strict=True):
@@ -409,9 +362,9 @@ class _MESFit:
         eta = options.get("eta", DEFAULT_ETA)
         if options.get("eta_scale", "paper").lower() == "code":
             eta = eta / n
-        return cls(kernel, ranks, counts / batch.ranks.size, pi, float(eta))
+        return cls(kernel, ranks, p, pi, float(eta))
 
-    def influence(self, obs: _Observations, adjoint: np.ndarray) -> np.ndarray:
+    def influence(self, obs: Observations, adjoint: np.ndarray) -> np.ndarray:
         """ψ of each observation for θ with ∂θ/∂π = ``adjoint`` (N, m)."""
         K, pi, p = self.kernel, self.pi, self.p
         q = K.T @ pi
