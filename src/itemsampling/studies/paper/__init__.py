@@ -9,7 +9,7 @@ our results with the papers; nothing is ever tuned to them.
 ============================================ ==================================================================
 ``krichene2020kdd_table1``                   toy example, exact metrics (recommender, metric, k, paper)
 ``krichene2020kdd_table2``                   toy example, sampled metrics (paper_mean, paper_std)
-``krichene2020kdd_table3``                   ml-1m, exact / sampled / corrected metrics (paper_percent)
+``krichene2020kdd_table3``                   ml-1m, exact / sampled / corrected metrics (paper_percent, paper_std_percent)
 ``krichene2020kdd_table4``                   ml-1m, correct orderings of pairs out of 100 runs (paper_agree)
 ``krichene2020kdd_text``                     numbers stated in the text about Figs. 5-6 (figure, subject,
                                              pair, quantity, relation: =, < or >, paper_value)
