@@ -284,6 +284,31 @@ CASES = [
 ]
 
 
+def _one_bump(expected):
+    """The aggregate curves made monotone, then BV 0.001's rises by 0.05 at its 100th true rank."""
+    curves = _aggregate_monotone(expected).reset_index(drop=True)
+    bv = curves.index[curves["method"] == "bv_0.001"][99]
+    return curves.assign(expected=curves["expected"].where(curves.index != bv, curves.at[bv - 1, "expected"] + 0.05))
+
+
+def test_the_aggregate_row_reports_the_size_of_the_remaining_turns():
+    def row(**override):
+        return next(r for r in _claims(**override) if r.claim.startswith("In aggregate over the full item set"))
+
+    committed = row()
+    assert "γ = 0.001: 0.015 against 0.22 (R = 108 to 248)" in committed.reason
+    assert "remaining turns (the largest move" in committed.reason
+    assert row(fig4_expected_corrected_ap=_aggregate_monotone).reason.endswith("the curve's range): none")
+    bumped = row(fig4_expected_corrected_ap=_one_bump)
+    assert "γ = 0.001: 0.05 against" in bumped.reason and "γ = 0.1:" not in bumped.reason.split("range): ")[1]
+
+
+def test_recall_at_10_is_in_scope_of_fig_3_only_where_it_can_fall_below_1():
+    row = next(r for r in _claims() if r.claim.startswith("Sampled AP and NDCG are less top heavy"))
+    assert "Recall@10 is in scope only at m = 100 (11.0) and 1000 (100.9)" in row.reason
+    assert "at m = 1 (1.1) and 10 (2.0) (not above 10) it stays at 1" in row.reason
+
+
 @pytest.mark.parametrize("claim, override, before, after", CASES, ids=[c[0][:40] for c in CASES])
 def test_a_verdict_turns_with_its_numbers(claim, override, before, after):
     assert verdict_of(_claims(), claim) == before

@@ -531,12 +531,13 @@ def _shape_claims(fig3: pd.DataFrame) -> list[Claim]:
                      "(the curve keeps more weight away from the top); for Recall@10, the largest step of the expected "
                      "curve between neighbouring ranks is below half the exact metric's step (no rank carries most "
                      "of the fall); unhedged: 90 % of the cases, half for partly; 'much' is an intensifier the paper "
-                     "backs with no test, so the direction decides. Recall@10 is in scope at the m where it can fall "
-                     f"below 1 on the plotted ranks, where a held-out item at the last plotted rank expects more than "
-                     f"k = {k} items above it in the sample (1 + m (R - 1) / (n - 1) > k, n = {TOY_N_ITEMS:,}): m = "
-                     + ", ".join(f"{n - 1} ({reach[n]:.1f})" for n in sizes) + "; at the others it stays at 1 "
-                     "on every plotted rank, the constant metric of §4.4.4 (graded in its own row), neither sharp nor "
-                     "smooth. Shares kept (expected, exact): " + "; ".join(
+                     "backs with no test, so the direction decides. Recall@10 is in scope only at m = "
+                     + " and ".join(f"{n - 1} ({reach[n]:.1f})" for n in recall_sizes) + ": only there can it fall "
+                     "below 1 on the plotted ranks, since a held-out item at the last plotted rank expects more than "
+                     f"k = {k} items above it in the sample (1 + m (R - 1) / (n - 1) > k, n = {TOY_N_ITEMS:,}); at m = "
+                     + " and ".join(f"{n - 1} ({reach[n]:.1f})" for n in sizes if n not in recall_sizes)
+                     + f" (not above {k}) it stays at 1 on every plotted rank, the constant metric of §4.4.4 (graded "
+                     "in its own row), neither sharp nor smooth. Shares kept (expected, exact): " + "; ".join(
                          f"{m} m = {n - 1} {100 * e:.3g} %, {100 * x:.2g} %" for (m, n), (e, x) in kept.items())
                      + "; Recall@10's largest step: " + ", ".join(f"m = {n - 1} {steps[n]:.2g}" for n in recall_sizes)
                      + f" (exact {exact_step:g})"),
@@ -562,6 +563,7 @@ def _figure4_claims(table: Callable[[str], pd.DataFrame]) -> list[Claim]:
     on_sample = table("fig4_corrected_ap")
     turns = _turns(on_sample, "sampled_rank", "value")
     aggregate = _turns(expected, "rank", "expected")
+    sizes = _counter_moves(expected)
     gammas = sorted(turns, reverse=True)
     rising = all(turns[a] < turns[b] for a, b in pairwise(gammas))
     oscillating = [g for g in gammas if turns[g]]  # "this" problem: the γ whose solution on the sample oscillates
@@ -599,8 +601,34 @@ def _figure4_claims(table: Callable[[str], pd.DataFrame]) -> list[Claim]:
                      "of the curve) has no turn (sign change of its differences), unhedged: 90 % of those γ, half for "
                      "partly; partly also where too few are smooth but each turns less often in aggregate than on the "
                      "sample (the direction, not the size). Graded beside the left panel's sentence (the row above), "
-                     f"whose turns are in brackets; smooth in aggregate: {', '.join(f'γ = {g:g}' for g in smooth) or 'none'}"),
+                     f"whose turns are in brackets; smooth in aggregate: {', '.join(f'γ = {g:g}' for g in smooth) or 'none'}"
+                     "; size of the remaining turns (the largest move of the aggregate curve against its overall "
+                     "direction, from one turn to the next, beside the curve's range): " + (", ".join(
+                         f"γ = {g:g}: {sizes[g][0]:.2g} against {sizes[g][1]:.2g} (R = {sizes[g][2]} to {sizes[g][3]})"
+                         for g in gammas if aggregate[g]) or "none")),
     ]
+
+
+def _counter_moves(expected: pd.DataFrame) -> dict[float, tuple[float, float, int, int]]:
+    """The largest move of each BV curve of Fig. 4 (right) against its overall direction: by γ,
+    its size |E[AP^ | R_j] - E[AP^ | R_i]| over a run of same-signed differences whose sign is
+    opposite to that of the last value minus the first, the curve's range (max - min), and the
+    true ranks R_i, R_j where the run starts and ends (0 for both where there is none)."""
+    out = {}
+    for method, part in expected[expected["method"].str.startswith("bv_")].groupby("method", sort=False):
+        part = part.sort_values("rank")
+        values, ranks = part["expected"].to_numpy(), part["rank"].to_numpy()
+        against = -np.sign(values[-1] - values[0])
+        best = (0.0, 0, 0)
+        start = 0
+        for i in range(1, values.size + 1):
+            if i == values.size or np.sign(values[i] - values[i - 1]) != np.sign(values[start + 1] - values[start]):
+                move = values[i - 1] - values[start]
+                if np.sign(move) == against and abs(move) > best[0]:
+                    best = (float(abs(move)), int(ranks[start]), int(ranks[i - 1]))
+                start = i - 1
+        out[float(method.removeprefix("bv_"))] = (best[0], float(values.max() - values.min()), *best[1:])
+    return out
 
 
 def _turns(curve: pd.DataFrame, rank: str, value: str) -> dict[float, int]:
