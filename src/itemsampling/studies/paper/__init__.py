@@ -24,7 +24,8 @@ our results with the papers; nothing is ever tuned to them.
 ``jin2021aaai_winners``                      correct winners out of 100 repeats, n = 100 (Tables 4, 8-10;
                                              paper_correct)
 ``li2023aaai_relative_error``                average relative error over K = 1..50, pinterest-20 and yelp
-                                             (Tables 6, 9, 10; paper_percent, paper_std_percent)
+                                             (Tables 6, 9, 10), and ml-20m of Table 10 (paper_percent,
+                                             paper_std_percent)
 ``li2023aaai_winners``                       Table 8: correct winners out of 100 repeats, K = 10, 20, of the
                                              fixed-size estimators (n = 500; ml-20m n = 1000) and of the
                                              adaptive MLE (``sample_size``: n_max = 3200; paper_correct)
