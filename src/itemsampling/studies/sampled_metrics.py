@@ -489,7 +489,7 @@ def predicted_agreement(table3: pd.DataFrame, table4: pd.DataFrame) -> pd.DataFr
 
 def paper_with_our_spreads(table3: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     """K&R's Tables 3 and 4 (their exact values, means and counts of 100 runs) with the standard
-    deviations of ``table3`` (theirs are not transcribed): the input of :func:`predicted_agreement`
+    deviations of ``table3`` (ours, not the printed ±): the input of :func:`predicted_agreement`
     for the paper's own recommenders."""
     paper = paper_table("krichene2020kdd_table3").assign(value=lambda t: t["paper_percent"] / 100)
     exact = paper[paper["method"] == "exact"].set_index(["metric", "recommender"])["value"].rename("exact")

@@ -9,7 +9,7 @@ our results with the papers; nothing is ever tuned to them.
 ============================================ ==================================================================
 ``krichene2020kdd_table1``                   toy example, exact metrics (recommender, metric, k, paper)
 ``krichene2020kdd_table2``                   toy example, sampled metrics (paper_mean, paper_std)
-``krichene2020kdd_table3``                   ml-1m, exact / sampled / corrected metrics (paper_percent)
+``krichene2020kdd_table3``                   ml-1m, exact / sampled / corrected metrics (paper_percent, paper_std_percent)
 ``krichene2020kdd_table4``                   ml-1m, correct orderings of pairs out of 100 runs (paper_agree)
 ``krichene2020kdd_text``                     numbers stated in the text about Figs. 5-6 (figure, subject,
                                              pair, quantity, relation: =, < or >, paper_value)
@@ -24,7 +24,8 @@ our results with the papers; nothing is ever tuned to them.
 ``jin2021aaai_winners``                      correct winners out of 100 repeats, n = 100 (Tables 4, 8-10;
                                              paper_correct)
 ``li2023aaai_relative_error``                average relative error over K = 1..50, pinterest-20 and yelp
-                                             (Tables 6, 9, 10; paper_percent, paper_std_percent)
+                                             (Tables 6, 9, 10), and ml-20m of Table 10 (paper_percent,
+                                             paper_std_percent)
 ``li2023aaai_winners``                       Table 8: correct winners out of 100 repeats, K = 10, 20, of the
                                              fixed-size estimators (n = 500; ml-20m n = 1000) and of the
                                              adaptive MLE (``sample_size``: n_max = 3200; paper_correct)
