@@ -66,18 +66,17 @@ def main(argv=None) -> None:
     parser.add_argument("--method", choices=METHODS, action="append", help="only these methods (repeatable)")
     args = parser.parse_args(argv)
     n_users, small, large = (10_000, 100_000, 1_000_000) if args.quick else (1_000_000, 1_000_000, 10_000_000)
-    sizes, methods = ((large,) if args.items is None else (), args.method or METHODS)
-    if args.items is not None:
-        small, sizes = None, (args.items,)
+    compared, alone = ((small,), (large,)) if args.items is None else ((), (args.items,))
+    methods = args.method or METHODS
     warnings.simplefilter("ignore", its.ImpossibleEstimateWarning)
     print(f"M = {n_users:,} users, n = 100 (adaptive: 100..3,200), Recall and NDCG at K = 10, 50")
     print("| N items | method | grid | time_s | peak_MiB | ratio | max_diff |")
     print("|---|---|---|---|---|---|---|")
-    for n_items in ((small,) if small else ()) + sizes:
+    for n_items in compared + alone:
         prob = problem(n_users, n_items)
         for method in methods:
             coarse_s, coarse_mib, coarse = timed(call(prob, n_items, method, "auto"), args.repeats)
-            if n_items == small:
+            if n_items in compared:
                 exact_s, exact_mib, exact = timed(call(prob, n_items, method, "exact"), 1)
                 diff = float(np.abs(exact["estimate"] - coarse["estimate"]).max())
                 print(f"| {n_items:,} | {method} | exact | {exact_s:.3f} | {exact_mib:.0f} | 1 | |")

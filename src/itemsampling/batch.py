@@ -196,7 +196,7 @@ class Batch:
         """Target weights 1{R <= K} M(R) of group g, for R = 1..L (L: largest cut-off, N_g if none)."""
         n_g = int(self.groups.n_items[g])
         return self.cache.get(("weights", n_g, tuple(pairs)),
-                              lambda: _target_weights(pairs, n_g, self.cache.nodes(n_g)))
+                              lambda: _target_weights(pairs, n_g, self.cache.nodes(top_rank(pairs, n_g))))
 
     def em_fits_needed(self, estimators: Sequence[Estimator]) -> dict[tuple, Estimator]:
         """The MLE-family fits of P̂(R) that ``estimators`` need and this batch lacks, by key."""
@@ -444,8 +444,7 @@ def top_rank(pairs, n_items: int) -> int:
 
 def _target_weights(pairs, n_items: int, nodes=None) -> np.ndarray:
     """(L, m) weights 1{R <= K} M(R) for R = 1..L, with L the largest cut-off (N if none), or at
-    the ``nodes`` of a grid up to L (a node's weight is the metric at its position: the
+    a grid's ``nodes`` of those ranks (a node's weight is the metric at its position: the
     quadrature of the sum over the ranks it stands for)."""
-    top = top_rank(pairs, n_items)
-    ranks = np.arange(1, top + 1) if nodes is None else nodes[: np.searchsorted(nodes, top + 0.5)]
+    ranks = np.arange(1, top_rank(pairs, n_items) + 1) if nodes is None else nodes
     return np.column_stack([rank_weight(metric, ranks, n_items, k) for metric, k in pairs])

@@ -29,7 +29,7 @@ from scipy.special import gammaln
 
 from ._validation import check_n_items
 from .banded_kernel import BAND_CUTOFF, DENSE_ENTRIES, BandedKernel
-from .kernels import log_kernel_block
+from .kernels import kernel_rows, log_kernel_block
 
 __all__ = ["BinomialGram", "coupling_matrix"]
 
@@ -70,7 +70,7 @@ def _doubled_kernel(n_items: int, sample_size: int, nodes=None) -> BandedKernel:
     renormalised to sum to one over the window (the mass outside it is below 1e-20).
     """
     width = 2 * sample_size - 1
-    all_rows = np.arange(1, n_items + 1) if nodes is None else np.minimum(np.asarray(nodes, float), n_items)
+    all_rows = kernel_rows(n_items, nodes)
     if all_rows.size * width <= DENSE_ENTRIES:  # small: the dense kernel, banded as any other
         return BandedKernel(_normalised(log_kernel_block(all_rows, np.arange(1, width + 1), n_items, width,
                                                          "binomial")))

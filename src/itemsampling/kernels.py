@@ -27,7 +27,7 @@ from ._validation import check_choice, check_n_items, check_sample_size
 from .banded_kernel import BandedKernel
 from .rank_grid import AUTO_MIN_ITEMS, RankGrid
 
-__all__ = ["SCHEMES", "KernelCache", "kernel_columns", "log_kernel_block", "rank_kernel"]
+__all__ = ["SCHEMES", "KernelCache", "kernel_columns", "kernel_rows", "log_kernel_block", "rank_kernel"]
 
 SCHEMES = ("binomial", "hypergeometric")
 
@@ -137,7 +137,7 @@ def rank_kernel(n_items: int, sample_size: int, scheme: str = "binomial", dtype:
     """
     n_items, sample_size, scheme = _check(n_items, sample_size, scheme)
     dtype = _check_dtype(dtype)
-    rows = _rows(n_items, nodes)
+    rows = kernel_rows(n_items, nodes)
     _check_memory(rows.size, sample_size, dtype)
     out = np.empty((rows.size, sample_size), dtype=dtype)
     all_r = np.arange(1, sample_size + 1)
@@ -180,7 +180,7 @@ def kernel_columns(n_items: int, sample_size: int, sampled_ranks: ArrayLike, sch
     cols = np.asarray(sampled_ranks, dtype=np.int64).ravel()
     if cols.size and (cols.min() < 1 or cols.max() > sample_size):
         raise ValueError(f"sampled_ranks must lie in 1..n (n = {sample_size})")
-    rows = _rows(n_items, nodes)
+    rows = kernel_rows(n_items, nodes)
     _check_memory(rows.size, cols.size, dtype)
     out = np.empty((rows.size, cols.size), dtype=dtype)
     for block in _row_blocks(rows.size, max(cols.size, 1)):
@@ -214,7 +214,7 @@ def _check_memory(n_items: int, n_cols: int, dtype: np.dtype) -> None:
         )
 
 
-def _rows(n_items: int, nodes) -> np.ndarray:
+def kernel_rows(n_items: int, nodes=None) -> np.ndarray:
     """The global ranks of the kernel's rows: 1..N, or the given nodes (at most N)."""
     if nodes is None:
         return np.arange(1, n_items + 1)
