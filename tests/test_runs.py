@@ -85,7 +85,7 @@ def test_recbole_file_with_distinct_candidates_is_thinned_exactly(tmp_path):
 
 def test_unsupported_protocols_name_what_is_missing(tmp_path):
     _recbole_file(tmp_path / "pop.csv", [1, 2, 3], 101, mode="pop100")
-    with pytest.raises(NotImplementedError, match="popularity kernel"):
+    with pytest.raises(NotImplementedError, match=r"holds only the positives' ranks.*probabilities=p"):
         runs.correct(runs.read_run(tmp_path / "pop.csv", "recbole"))
     _recbole_file(tmp_path / "multi.csv", [1, 2, 3], 101, users=[0, 0, 1])
     with pytest.raises(NotImplementedError, match=r"several positives per user .*leave-one-out"):
@@ -110,7 +110,7 @@ def test_correct_command(tmp_path, capsys):
     assert len(table) == 4 and {"lower", "upper"} <= set(table.columns)
     _recbole_file(tmp_path / "p.csv", [1, 2], 101, mode="pop100")
     assert main(["correct", str(tmp_path / "p.csv"), "--format", "recbole"]) == 2
-    assert "popularity kernel" in capsys.readouterr().err
+    assert "holds only the positives' ranks" in capsys.readouterr().err
 
 
 def test_recbole_metrics_inside_recbole():
@@ -136,3 +136,85 @@ def test_a_generated_recbole_run_is_corrected_to_its_full_ranking(tmp_path):
     exact = (global_ranks <= 10).mean()
     assert table["lower"].iloc[0] <= exact <= table["upper"].iloc[0]
     assert abs((sampled <= 10).mean() - exact) > table["upper"].iloc[0] - table["lower"].iloc[0]
+
+
+def _popularity_run_files(tmp_path, rng, n_users=4000, n_items=400, n_neg=49):
+    """A model whose item scores favour popular items, its positives, and negatives drawn with
+    replacement by popularity (the positive left out, the rest renormalised), as NCF's files."""
+    popularity = rng.zipf(1.6, n_items).clip(max=500).astype(float)
+    p = popularity / popularity.sum()
+    taste = rng.normal(size=(n_users, n_items)) + 0.5 * np.log(popularity)
+    positives = rng.integers(0, n_items, n_users)
+    rows = np.empty((n_users, n_neg + 1), dtype=np.int64)
+    rows[:, 0] = positives
+    for u in range(n_users):
+        q = p.copy()
+        q[positives[u]] = 0
+        rows[u, 1:] = rng.choice(n_items, n_neg, p=q / q.sum())
+    _write_ncf(tmp_path / "pop.test.negative", rows)
+    scores = np.take_along_axis(taste, rows, axis=1)
+    target = taste[np.arange(n_users), positives][:, None]
+    true_ranks = 1 + (taste > target).sum(axis=1)
+    return p, scores, true_ranks
+
+
+def test_popularity_run_carries_unbiased_rank_estimates(tmp_path):
+    rng = np.random.default_rng(11)
+    p, scores, true_ranks = _popularity_run_files(tmp_path, rng)
+    np.save(tmp_path / "p.npy", p)
+    run = runs.read_run(tmp_path / "pop.test.negative", "ncf", scores=scores, n_items=400,
+                        probabilities=tmp_path / "p.npy")
+    assert run.protocol == "popularity"
+    error = run.rank_estimates - true_ranks
+    assert abs(error.mean()) < 4 * error.std() / np.sqrt(error.size)  # Hansen–Hurwitz: unbiased
+    # the uncorrected sampled rank is far from R: popular negatives crowd the top
+    assert np.mean(1 + (run.ranks - 1) * 399 / 49 - true_ranks) > 8 * error.std() / np.sqrt(error.size)
+    table = runs.correct(run, metrics=["recall"], ks=[10, 50])
+    assert table[["model", "protocol"]].iloc[0].tolist() == ["pop.test", "popularity"]
+    assert {"se", "lower", "upper"} <= set(table.columns)
+    with pytest.warns(UserWarning, match="Hansen–Hurwitz"):
+        runs.correct(run, "mle", metrics=["recall"], ks=[10])
+
+
+def test_popularity_runs_are_compared_on_their_plug_in_values(tmp_path):
+    from itemsampling.compare import compare
+
+    rng = np.random.default_rng(12)
+    p, scores, _ = _popularity_run_files(tmp_path, rng, n_users=500)
+    read = dict(scores=scores, n_items=400, probabilities=p)
+    a = runs.read_run(tmp_path / "pop.test.negative", "ncf", model="a", **read)
+    b = runs.read_run(tmp_path / "pop.test.negative", "ncf", model="b", **{**read, "scores": scores - 0.3 * rng.random(scores.shape)})
+    row = compare(a, b, "recall", 50)
+    values = [runs.correct(run, metrics=["recall"], ks=[50], interval=None)["estimate"].iloc[0] for run in (a, b)]
+    assert row["difference"] == pytest.approx(values[0] - values[1], abs=1e-12)
+    assert row["lower"] <= row["difference"] <= row["upper"]
+    assert compare(a, a, "recall", 50)["difference"] == 0
+
+
+def test_popularity_input_errors_name_the_fix(tmp_path):
+    rng = np.random.default_rng(13)
+    p, scores, _ = _popularity_run_files(tmp_path, rng, n_users=50)
+    path = tmp_path / "pop.test.negative"
+    with pytest.raises(ValueError, match="sum to"):
+        runs.read_run(path, "ncf", scores=scores, n_items=400, probabilities=2 * p)
+    with pytest.raises(ValueError, match="outside the 300 per-draw probabilities"):
+        runs.read_run(path, "ncf", scores=scores, n_items=400, probabilities=np.full(300, 1 / 300))
+    with pytest.raises(ValueError, match="does not list the negatives' item ids"):
+        runs.read_run(scores, "scores", n_items=400, probabilities=p)
+    rows = _negatives(rng, n_users=5, n_items=400)
+    rows[3, 4] = rows[3, 0]
+    _write_ncf(tmp_path / "own.test.negative", rows)
+    with pytest.raises(ValueError, match="positive as its own negative"):
+        runs.read_run(tmp_path / "own.test.negative", "ncf", scores=np.zeros(rows.shape), n_items=400,
+                      probabilities=np.full(400, 1 / 400))
+
+
+def test_correct_command_reads_popularity_probabilities(tmp_path, capsys):
+    rng = np.random.default_rng(14)
+    p, scores, _ = _popularity_run_files(tmp_path, rng, n_users=300)
+    np.save(tmp_path / "p.npy", p)
+    np.save(tmp_path / "s.npy", scores)
+    assert main(["correct", str(tmp_path / "pop.test.negative"), "--format", "ncf", "--scores",
+                 str(tmp_path / "s.npy"), "--n-items", "400", "--probabilities", str(tmp_path / "p.npy")]) == 0
+    table = pd.read_csv(pd.io.common.StringIO(capsys.readouterr().out))
+    assert set(table["protocol"]) == {"popularity"} and len(table) == 2

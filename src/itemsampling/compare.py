@@ -17,8 +17,9 @@ Positively correlated ψ_A and ψ_B (a user whose item both models rank well) ma
 narrower than the unpaired sqrt(se_A² + se_B²). (3) reads the normal approximation of (1) as
 the probability that the true difference is positive (a flat-prior reading). Several models:
 every pair, with Holm's step-down adjustment of the p-values, which controls the
-family-wise error rate at α for any dependence between the pairs. See docs/estimators.md,
-"Comparing two models".
+family-wise error rate at α for any dependence between the pairs. Two popularity-sampled
+runs (:mod:`itemsampling.runs`) are compared on their plug-in values ψ_u = M(⌊R̂_u⌋), whose mean
+is the corrected estimate itself. See docs/estimators.md, "Comparing two models".
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ import pandas as pd
 
 from .estimators import Estimator, estimate, influence_values
 from .metrics import metric_weights
+from .nonuniform import plug_in_values
 from .runs import Run, check_supported, thin
 
 __all__ = ["compare", "compare_many", "holm"]
@@ -63,13 +65,20 @@ def compare(run_a: Run, run_b: Run, metric: str = "recall", k: int = 10, method:
     _check_paired(run_a, run_b)
     scheme = check_supported(run_a, method)
     check_supported(run_b, method)
+    if run_a.protocol != run_b.protocol:
+        raise ValueError(f"runs {run_a.model!r} ({run_a.protocol}) and {run_b.model!r} ({run_b.protocol}) "
+                         "were sampled differently: they are not the same sampled evaluation")
     run_a, run_b = thin(run_a), thin(run_b)
     n = int(run_a.sample_size[0])
-    args = dict(metrics=[metric], ks=[k], scheme=scheme)
-    theta = [float(estimate(run.ranks, run.n_items, n, method, **args, **options)["estimate"].iloc[0])
-             for run in (run_a, run_b)]
-    estimator = Estimator(method, options)
-    psi = [influence_values(run.ranks, run.n_items, n, estimator, **args)[:, 0] for run in (run_a, run_b)]
+    if run_a.protocol == "popularity":  # the plug-in mean is linear in its per-user terms
+        psi = [plug_in_values(run.rank_estimates, run.n_items, metric, k) for run in (run_a, run_b)]
+        theta = [float(values.mean()) for values in psi]
+    else:
+        args = dict(metrics=[metric], ks=[k], scheme=scheme)
+        theta = [float(estimate(run.ranks, run.n_items, n, method, **args, **options)["estimate"].iloc[0])
+                 for run in (run_a, run_b)]
+        estimator = Estimator(method, options)
+        psi = [influence_values(run.ranks, run.n_items, n, estimator, **args)[:, 0] for run in (run_a, run_b)]
     diff = theta[0] - theta[1]
     se = float(np.std(psi[0] - psi[1], ddof=1) / np.sqrt(len(run_a)))
     z = NormalDist().inv_cdf(0.5 + level / 2)

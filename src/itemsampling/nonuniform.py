@@ -39,6 +39,7 @@ __all__ = [
     "hansen_hurwitz_rank",
     "horvitz_thompson_rank",
     "inclusion_probabilities",
+    "plug_in_values",
     "popularity_probabilities",
     "stratified_allocation",
 ]
@@ -208,6 +209,13 @@ def hansen_hurwitz_rank(above: ArrayLike, draw_probability: ArrayLike) -> np.nda
     if np.any(p[above] <= 0):
         raise ValueError("a negative above the target has draw probability 0")
     return 1 + np.where(above, 1 / np.where(above, p, 1), 0).sum(axis=1) / above.shape[1]
+
+
+def plug_in_values(rank_estimates: ArrayLike, n_items: int, metric: str, k: int | None) -> np.ndarray:
+    """Each user's metric at its rank estimate, M(⌊R̂_u⌋) (0 beyond N): the terms of
+    :func:`corrected_estimate`'s mean, for paired comparisons of two models on the same users."""
+    rank = np.floor(np.asarray(rank_estimates, dtype=float) + 1e-9).astype(np.int64)
+    return np.append(metric_weights(metric, k, n_items), 0.0)[np.minimum(rank, n_items + 1) - 1]
 
 
 def corrected_estimate(rank_estimates: ArrayLike, n_items: int, metrics: Sequence[str] | str = ("recall", "ndcg", "ap"),

@@ -33,10 +33,20 @@ so a duplicate is one candidate), n_u varies between users; :func:`thin` then br
 user to the smallest n by a uniform subsample of its negatives (exact: a uniform subset of a
 uniform subset is uniform, so the kernel stays hypergeometric).
 
-**Protocols not supported yet.** Popularity-sampled negatives and several positives per user
-need kernels the estimators do not have yet; :func:`correct` names what is missing. A protocol
-is accepted as soon as :data:`itemsampling.kernels.SCHEMES` holds its scheme (``popularity``),
-or :func:`itemsampling.estimators.method_options` accepts ``positives_per_user``.
+**Popularity-sampled negatives.** Under a popularity sampler the sampled rank depends on which
+items score above the positive, not on its global rank alone, so no kernel P(r | R) exists and
+the uniform estimators do not apply (``docs/estimators.md``, "Non-uniform samplers"). Where the
+reader sees the negatives' item ids (``ncf``, ``elliot``, ``rechorus``) and is given the sampler's
+per-draw probabilities p_j (``probabilities=``), each row carries the Hansen–Hurwitz estimate of
+its global rank, R̂_u = 1 + (1/m) Σ_{draws above} (1 - p_t)/p_j (m draws with replacement from the
+catalogue less the positive t, :func:`itemsampling.nonuniform.hansen_hurwitz_rank`), and
+:func:`correct` returns the metrics at R̂_u (:func:`itemsampling.nonuniform.corrected_estimate`).
+A popularity run that holds ranks only (RecBole's ``popN`` through ``SampledRanks``) cannot be
+corrected: :func:`correct` says what is missing.
+
+**Not supported yet.** Several positives per user need an estimator option the estimators do not
+have yet; :func:`correct` names what is missing, and accepts such runs as soon as
+:func:`itemsampling.estimators.method_options` accepts ``positives_per_user``.
 """
 
 from __future__ import annotations
@@ -53,6 +63,7 @@ from numpy.typing import ArrayLike
 
 from . import kernels
 from .estimators import estimate, method_options
+from .nonuniform import corrected_estimate, hansen_hurwitz_rank
 from .score_matrix import sampled_ranks_from_scores
 from .simulation import as_generator
 
@@ -66,6 +77,8 @@ PROTOCOLS = {
     "several_positives": "hypergeometric",
 }
 FORMATS = ("scores", "ranks", "ncf", "elliot", "rechorus", "recbole")
+#: the estimators of a popularity-sampled run
+_POPULARITY_METHODS = ("hansen_hurwitz",)
 #: RecBole's eval_args.mode prefix -> protocol
 _RECBOLE_MODES = {"uni": "uniform_without_replacement", "pop": "popularity"}
 
@@ -94,6 +107,9 @@ class Run:
         The model's name.
     users : numpy.ndarray
         The user id of each row (several rows of one user: several positives).
+    rank_estimates : numpy.ndarray or None
+        For a popularity-sampled run: the Hansen–Hurwitz estimate R̂_u of each row's global rank
+        (>= 1), which :func:`correct` uses in place of the ranks.
     """
 
     ranks: np.ndarray
@@ -102,6 +118,7 @@ class Run:
     protocol: str
     model: str = "model"
     users: np.ndarray = field(default=None)
+    rank_estimates: np.ndarray | None = None
 
     def __post_init__(self):
         ranks = np.asarray(self.ranks, dtype=np.int64)
@@ -126,6 +143,14 @@ class Run:
         protocol = self.protocol
         if protocol != "several_positives" and pd.Series(users).duplicated().any():
             protocol = "several_positives"
+        if self.rank_estimates is not None:
+            estimates = np.asarray(self.rank_estimates, dtype=float)
+            if estimates.shape != ranks.shape or np.any(~np.isfinite(estimates)) or np.any(estimates < 1):
+                raise ValueError(f"a run needs one finite rank estimate >= 1 per row ({ranks.size}), got "
+                                 f"shape {estimates.shape}")
+            if protocol != "popularity":
+                raise ValueError(f"rank estimates belong to a popularity-sampled run, not to protocol {protocol!r}")
+            object.__setattr__(self, "rank_estimates", estimates)
         object.__setattr__(self, "ranks", ranks)
         object.__setattr__(self, "sample_size", sizes)
         object.__setattr__(self, "n_items", n_items)
@@ -169,7 +194,11 @@ def correct(run: Run, method: str = "mn_mes", metrics: Sequence[str] | str = ("r
 
     The kernel scheme follows the run's protocol (:data:`PROTOCOLS`): hypergeometric for
     uniform sampling without replacement, binomial with replacement. Users with different
-    candidate counts are first thinned to the smallest (:func:`thin`).
+    candidate counts are first thinned to the smallest (:func:`thin`). A popularity-sampled run
+    has no kernel: its metrics are taken at the Hansen–Hurwitz rank estimates it carries
+    (:func:`itemsampling.nonuniform.corrected_estimate`, KDD'20 eq. 20's plug-in rule); any
+    ``method`` other than the default or ``hansen_hurwitz`` is warned about, and ``options`` other
+    than the interval's are not used.
 
     Parameters
     ----------
@@ -191,6 +220,17 @@ def correct(run: Run, method: str = "mn_mes", metrics: Sequence[str] | str = ("r
         For a protocol whose kernel the estimators do not have yet, naming what is missing.
     """
     scheme = check_supported(run, method)
+    if run.protocol == "popularity":
+        if method not in ("mn_mes", *_POPULARITY_METHODS):
+            warnings.warn(f"method {method!r} needs the kernel P(r | R) of uniform sampling, which a popularity "
+                          "sampler does not have: the run is corrected with the Hansen–Hurwitz rank estimate",
+                          stacklevel=2)
+        if np.ndim(run.n_items):
+            raise ValueError("a popularity-sampled run is corrected against one catalogue size N")
+        table = corrected_estimate(run.rank_estimates, run.n_items, metrics, ks, interval=interval)
+        table.insert(0, "protocol", run.protocol)
+        table.insert(0, "model", run.model)
+        return table
     run = thin(run, seed)
     table = estimate(run.ranks, run.n_items, int(run.sample_size[0]), method, metrics=metrics, ks=ks,
                      interval=interval, scheme=scheme, **options)
@@ -202,12 +242,17 @@ def correct(run: Run, method: str = "mn_mes", metrics: Sequence[str] | str = ("r
 def check_supported(run: Run, method: str = "mn_mes") -> str:
     """The kernel scheme of the run's protocol; a clear error where the estimators lack it."""
     scheme = PROTOCOLS[run.protocol]
-    if scheme not in kernels.SCHEMES:
+    if run.protocol == "popularity" and run.rank_estimates is None:
         raise NotImplementedError(
-            f"run {run.model!r} samples its negatives by popularity; the estimators have no "
-            f"popularity kernel P(r | R) yet (itemsampling.kernels.SCHEMES = {kernels.SCHEMES} lacks "
-            f"{scheme!r}). Evaluate with uniform sampling (RecBole: uni100, not pop100) until it is added"
+            f"run {run.model!r} samples its negatives by popularity and holds only the positives' ranks: "
+            "there is no popularity kernel P(r | R), and the Hansen–Hurwitz correction needs which "
+            "negatives scored above each positive and their per-draw probabilities. Read the run from "
+            "its negatives and scores (format ncf, elliot or rechorus) with probabilities=p "
+            "(--probabilities FILE), or evaluate with uniform sampling (RecBole: uni100, not pop100)"
         )
+    if run.protocol != "popularity" and scheme not in kernels.SCHEMES:
+        raise NotImplementedError(f"protocol {run.protocol!r} needs the kernel scheme {scheme!r}, which "
+                                  f"itemsampling.kernels.SCHEMES = {kernels.SCHEMES} lacks")
     if run.protocol == "several_positives" and "positives_per_user" not in method_options(method):
         counts = pd.Series(run.users).value_counts()
         raise NotImplementedError(
@@ -221,7 +266,8 @@ def check_supported(run: Run, method: str = "mn_mes") -> str:
 
 def read_run(source: str | Path | ArrayLike | Run, format: str = "scores", *,
              scores: str | Path | ArrayLike | None = None, n_items: int | None = None,
-             model: str | None = None, protocol: str | None = None, seed: int = 0) -> Run:
+             model: str | None = None, protocol: str | None = None, seed: int = 0,
+             probabilities: str | Path | ArrayLike | None = None) -> Run:
     """Read a framework's sampled evaluation into a :class:`Run`.
 
     Parameters
@@ -242,6 +288,14 @@ def read_run(source: str | Path | ArrayLike | Run, format: str = "scores", *,
         replacement where negatives repeat).
     seed : int
         Seed of the tie-breaking among equal scores.
+    probabilities : str, path or array, optional
+        For ``ncf``, ``elliot`` and ``rechorus``: the per-draw probability p_j of every item id
+        under the popularity sampler that drew the negatives (``.npy`` or a one-column CSV; entry
+        j belongs to item id j, so ids index it). The run becomes ``popularity`` and carries
+        each row's Hansen–Hurwitz rank estimate (module docstring). The negatives are taken as
+        draws with replacement from the catalogue less the positive; a sampler that also leaves
+        out a user's training items draws each negative with a larger probability, so the
+        correction overstates such a user's rank by at most the factor 1/(1 - their mass).
 
     Returns
     -------
@@ -266,6 +320,9 @@ def read_run(source: str | Path | ArrayLike | Run, format: str = "scores", *,
         users = table["user"].to_numpy() if "user" in table.columns else None
         return Run(table["rank"], table["sample_size"], n_items, protocol or "uniform_without_replacement",
                    name, users)
+    if format in ("scores", "ranks") and probabilities is not None:
+        raise ValueError(f"format {format!r} does not list the negatives' item ids, so the popularity "
+                         "correction cannot look up their probabilities: use ncf, elliot or rechorus")
     if format == "scores":
         matrix = _matrix(source)
         return Run(sampled_ranks_from_scores(matrix, 0, seed), matrix.shape[1], n_items,
@@ -278,6 +335,9 @@ def read_run(source: str | Path | ArrayLike | Run, format: str = "scores", *,
         raise ValueError(f"the scores have shape {matrix.shape} but the negatives file lists "
                          f"{candidates.shape[0]} users with {candidates.shape[1]} candidates each "
                          "(the positive first, then its negatives in the file's order)")
+    if probabilities is not None:
+        return _popularity_run(matrix, candidates, _probabilities(probabilities, candidates), n_items, name,
+                               users, seed)
     repeated = _rows_with_duplicates(candidates)
     inferred = "uniform_without_replacement"
     if repeated:
@@ -288,6 +348,43 @@ def read_run(source: str | Path | ArrayLike | Run, format: str = "scores", *,
         inferred = "uniform_with_replacement"
     return Run(sampled_ranks_from_scores(matrix, 0, seed), matrix.shape[1], n_items,
                protocol or inferred, name, users)
+
+
+def _probabilities(source, candidates: np.ndarray) -> np.ndarray:
+    """The sampler's per-draw probabilities, indexed by item id: checked against the negatives."""
+    p = _matrix(source).ravel() if isinstance(source, (str, Path)) else np.asarray(source, dtype=float)
+    if p.ndim != 1 or not np.all(np.isfinite(p)) or np.any(p < 0):
+        raise ValueError("the per-draw probabilities must be one finite non-negative number per item id")
+    if abs(p.sum() - 1) > 1e-6:
+        raise ValueError(f"the per-draw probabilities sum to {p.sum():.8g}, not 1: normalise them")
+    if candidates.min() < 0 or candidates.max() >= p.size:
+        raise ValueError(f"the negatives list item ids up to {int(candidates.max())}, outside the "
+                         f"{p.size} per-draw probabilities (entry j belongs to item id j)")
+    own = candidates[:, 1:] == candidates[:, :1]
+    if own.any():
+        row = int(np.flatnonzero(own.any(axis=1))[0])
+        raise ValueError(f"{int(own.any(axis=1).sum())} rows draw the positive as its own negative (first: row "
+                         f"{row}, item {int(candidates[row, 0])}); a sampler never draws the held-out item")
+    if np.any(p[candidates[:, 1:]] <= 0):
+        raise ValueError("a listed negative has per-draw probability 0: these probabilities did not draw it")
+    return p
+
+
+def _popularity_run(matrix: np.ndarray, candidates: np.ndarray, p: np.ndarray, n_items: int, name: str,
+                    users: np.ndarray, seed: int) -> Run:
+    """A popularity run: sampled ranks and Hansen–Hurwitz rank estimates, ties broken at random.
+
+    A negative tied with the positive precedes it with probability 1/2 (independent seeded
+    draws), so the rank and the estimate count the same negatives above.
+    """
+    if not np.all(np.isfinite(matrix)):
+        raise ValueError("the score matrix holds NaN or infinite values; every candidate needs a finite score")
+    scores = matrix[:, 1:]
+    target = matrix[:, :1]
+    above = (scores > target) | ((scores == target) & (as_generator(seed).random(scores.shape) < 0.5))
+    draw_p = p[candidates[:, 1:]] / (1 - p[candidates[:, :1]])
+    return Run(1 + above.sum(axis=1), matrix.shape[1], n_items, "popularity", name, users,
+               rank_estimates=hansen_hurwitz_rank(above, draw_p))
 
 
 def _matrix(source) -> np.ndarray:

@@ -1,14 +1,16 @@
 """``itemsampling correct``: the corrected global metrics of a framework's sampled evaluation.
 
 ``itemsampling correct RUN --format {scores,ranks,ncf,elliot,rechorus,recbole} [--scores FILE]
-[--n-items N] [--model NAME] [--method mn_mes] [--metric recall ...] [--k 10 ...]
+[--probabilities FILE] [--n-items N] [--model NAME] [--method mn_mes] [--metric recall ...] [--k 10 ...]
 [--interval 0.95] [--output FILE]``
 
 RUN is the run's file in the framework's format (:mod:`itemsampling.runs`); NCF's, Elliot's and
 ReChorus's negatives files need the score matrix of their candidates (``--scores``, the
-positive first). The result is the CSV table of ``itemsampling estimate`` with the columns
-``model`` and ``protocol`` in front. Popularity-sampled runs and runs with several positives
-per user are errors that name what the estimators lack.
+positive first); with ``--probabilities FILE`` (the popularity sampler's per-draw probability of
+each item id) they are corrected as popularity-sampled runs (Hansen–Hurwitz rank estimates). The
+result is the CSV table of ``itemsampling estimate`` with the columns ``model`` and ``protocol``
+in front. A popularity run without the negatives' ids (RecBole's ``popN`` ranks) and runs with
+several positives per user are errors that name what is missing.
 """
 
 from __future__ import annotations
@@ -46,6 +48,10 @@ def register(subparsers) -> None:
     parser.add_argument("run", metavar="RUN", help="the run's file")
     parser.add_argument("--scores", metavar="FILE", help="score matrix, positive first (ncf, elliot, rechorus)")
     parser.add_argument("--model", metavar="NAME", help="the model's name (default: the file's stem)")
+    parser.add_argument("--probabilities", metavar="FILE",
+                        help="per-draw probability of each item id under the popularity sampler that drew the "
+                             "negatives (.npy or one-column CSV; ncf, elliot, rechorus): corrects a "
+                             "popularity-sampled run with the Hansen–Hurwitz rank estimate")
     add_run_arguments(parser)
     parser.set_defaults(func=_run)
 
@@ -53,7 +59,8 @@ def register(subparsers) -> None:
 def _run(args) -> int:
     if args.output:
         check_output_file(args.output)
-    run = read_run(args.run, args.format, scores=args.scores, n_items=args.n_items, model=args.model)
+    run = read_run(args.run, args.format, scores=args.scores, n_items=args.n_items, model=args.model,
+                   probabilities=args.probabilities)
     try:
         table = correct(run, args.method, args.metric or ("recall", "ndcg"),
                         [k for group in args.k for k in group] if args.k else [10], interval=args.interval)
