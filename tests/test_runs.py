@@ -50,6 +50,23 @@ def test_duplicate_negatives_warn_and_mean_sampling_with_replacement(tmp_path):
     assert table["estimate"].iloc[0] == expected["estimate"].iloc[0]
 
 
+def test_held_out_item_among_its_negatives_is_left_out(tmp_path):
+    """NCF's file lists some users' held-out item among their negatives: that copy is no negative."""
+    rng = np.random.default_rng(5)
+    rows = _negatives(rng)
+    rows[[4, 9], 6] = rows[[4, 9], 0]
+    _write_ncf(tmp_path / "x.test.negative", rows)
+    scores = rng.normal(size=rows.shape)
+    scores[[4, 9], 6] = scores[[4, 9], 0]  # a model scores the copy like the item itself
+    with pytest.warns(runs.DuplicateNegativesWarning, match="2 of 50 users list their held-out item"):
+        run = runs.read_run(tmp_path / "x.test.negative", "ncf", scores=scores, n_items=300)
+    assert run.protocol == "uniform_without_replacement"
+    assert run.sample_size.tolist() == [20] * 4 + [19] + [20] * 4 + [19] + [20] * 40
+    kept = np.delete(scores, 6, axis=1)
+    np.testing.assert_array_equal(run.ranks[[4, 9]], 1 + (kept[[4, 9], 1:] > kept[[4, 9], :1]).sum(axis=1))
+    assert runs.thin(run).sample_size.tolist() == [19] * 50
+
+
 def test_rechorus_reader(tmp_path):
     rng = np.random.default_rng(2)
     rows = _negatives(rng)
