@@ -121,10 +121,15 @@ def test_breakdown_rule_and_the_sizes_it_gives():
                   "sample_size": n, "relative_rmse": rel, "coverage": cov} for d in ("a", "b")]
     pooled = piu.breakdown(pd.DataFrame(rows), {"relative_rmse": 0.5, "coverage": 0.8})
     assert pooled["breaks_down"].tolist() == [True, True, False, True, False]
+    assert pooled["error_breaks"].tolist() == [True, False, False, True, False]
+    assert pooled["coverage_breaks"].tolist() == [False, True, False, False, False]
     sizes = piu.breakdown_sizes(pooled)
     assert sizes["breaks_down_at"].item() == 50 and sizes["reliable_from"].item() == 100
-    never = piu.breakdown_sizes(pooled.assign(breaks_down=False))
+    assert sizes["reliable_from_error"].item() == 100 and pd.isna(sizes["reliable_from_coverage"].item())
+    never = piu.breakdown_sizes(pooled.assign(breaks_down=False, error_breaks=False, coverage=0.9,
+                                              coverage_breaks=[True, False, False, False, False]))
     assert pd.isna(never["breaks_down_at"].item()) and never["reliable_from"].item() == 5
+    assert never["reliable_from_error"].item() == 5 and never["reliable_from_coverage"].item() == 10
 
 
 def test_designs_score_the_adaptive_budget(study):

@@ -231,30 +231,47 @@ def breakdown(table: pd.DataFrame, rule: Mapping[str, float]) -> pd.DataFrame:
     Pooled over the (dataset, model) pairs of ``table`` (:func:`accuracy`), at each (scheme,
     estimator, metric, K, n): the median relative RMSE and the coverage (the mean of the pairs'
     coverages, each over the same number of repeats). The estimator *breaks down* there when the
-    median relative RMSE exceeds ``rule["relative_rmse"]`` or, where it has intervals, the coverage
-    is below ``rule["coverage"]``.
+    median relative RMSE exceeds ``rule["relative_rmse"]`` (``error_breaks``) or, where it has
+    intervals, the coverage is below ``rule["coverage"]`` (``coverage_breaks``); ``breaks_down``
+    is either.
     """
     keys = ["scheme", "estimator", "metric", "k", "sample_size"]
     out = table.groupby(keys, sort=False).agg(median_relative_rmse=("relative_rmse", "median"),
                                               coverage=("coverage", "mean"), pairs=("dataset", "size")).reset_index()
-    out["breaks_down"] = (out["median_relative_rmse"] > rule["relative_rmse"]) | (out["coverage"] < rule["coverage"])
+    out["error_breaks"] = out["median_relative_rmse"] > rule["relative_rmse"]
+    out["coverage_breaks"] = out["coverage"] < rule["coverage"]
+    out["breaks_down"] = out["error_breaks"] | out["coverage_breaks"]
     return out
+
+
+def _reliable_from(sizes: pd.Series, broken: pd.Series) -> tuple[int | None, int | None]:
+    """The smallest n from which on (every larger n too) nothing is ``broken``, and the largest
+    broken n (None where there is none)."""
+    bad = sizes[broken.to_numpy()]
+    last = int(bad.max()) if len(bad) else None
+    fine = sizes[sizes > (last or 0)]
+    return (int(fine.min()) if len(fine) else None), last
 
 
 def breakdown_sizes(table: pd.DataFrame) -> pd.DataFrame:
     """Per (scheme, estimator, metric, K) of :func:`breakdown`: ``reliable_from``, the smallest n
     from which on (every larger n studied too) the estimator does not break down (NA: it breaks
-    down at the largest n), and ``breaks_down_at``, the largest n where it does (NA: nowhere)."""
+    down at the largest n), ``breaks_down_at``, the largest n where it does (NA: nowhere), and
+    the same smallest n by each half of the rule alone: ``reliable_from_error`` (relative RMSE)
+    and ``reliable_from_coverage`` (NA also for estimators without intervals)."""
     rows = []
     for key, group in table.groupby(["scheme", "estimator", "metric", "k"], sort=False):
         group = group.sort_values("sample_size")
-        broken = group.loc[group["breaks_down"], "sample_size"]
-        last = int(broken.max()) if len(broken) else None
-        fine = group.loc[group["sample_size"] > (last or 0), "sample_size"]
+        n = group["sample_size"]
+        reliable, last = _reliable_from(n, group["breaks_down"])
+        by_error, _ = _reliable_from(n, group["error_breaks"])
+        by_coverage, _ = (_reliable_from(n, group["coverage_breaks"]) if group["coverage"].notna().all()
+                          else (None, None))
         rows.append(dict(zip(("scheme", "estimator", "metric", "k"), key, strict=True))
-                    | {"reliable_from": int(fine.min()) if len(fine) else None, "breaks_down_at": last})
-    out = pd.DataFrame(rows)
-    return out.astype({"reliable_from": "Int64", "breaks_down_at": "Int64"})
+                    | {"reliable_from": reliable, "breaks_down_at": last, "reliable_from_error": by_error,
+                       "reliable_from_coverage": by_coverage})
+    return pd.DataFrame(rows).astype({c: "Int64" for c in ("reliable_from", "breaks_down_at", "reliable_from_error",
+                                                            "reliable_from_coverage")})
 
 
 def pair_orders(runs: pd.DataFrame) -> pd.DataFrame:
@@ -363,12 +380,18 @@ def findings(tables: Mapping[str, pd.DataFrame], rule: Mapping[str, float], conf
     rows = []
     sizes = tables["breakdown_sizes"]
     k_small, k_large = min(config["ks"]), max(config["ks"])
+
+    def reliable(values) -> str:
+        return ", ".join(f"K = {k}: {'n >= ' + str(n) if pd.notna(n) else 'no n studied'}" for k, n in values)
+
     for estimator in sizes["estimator"].drop_duplicates():
         sel = sizes[(sizes["scheme"] == "binomial") & (sizes["estimator"] == estimator) & (sizes["metric"] == "recall")]
-        where = ", ".join(f"K = {k}: {'n >= ' + str(n) if pd.notna(n) else 'no n studied'}"
-                          for k, n in zip(sel["k"], sel["reliable_from"], strict=True))
-        rows.append((f"Recall@K by {estimator} holds the rule (median relative RMSE <= {rule['relative_rmse']}, "
-                     f"coverage >= {rule['coverage']} where it has intervals) from {where}.", "breakdown_sizes"))
+        text = (f"Recall@K by {estimator}, with replacement: median relative RMSE <= {rule['relative_rmse']} from "
+                + reliable(zip(sel["k"], sel["reliable_from_error"], strict=True)))
+        if sel["reliable_from_coverage"].notna().any() or estimator in config["tiny_n"]["estimators"]:
+            text += (f"; interval coverage >= {rule['coverage']} from "
+                     + reliable(zip(sel["k"], sel["reliable_from_coverage"], strict=True)))
+        rows.append((text + ".", "breakdown_sizes"))
     orders = tables["pair_orders"]
     small = min(config["tiny_n"]["sample_sizes"])
     k_mid = 10 if 10 in config["ks"] else k_small
@@ -390,7 +413,7 @@ def findings(tables: Mapping[str, pd.DataFrame], rule: Mapping[str, float], conf
     dup = tables["ncf_duplicates"]
     if len(dup):
         row = dup.iloc[0]
-        rows.append((f"NCF's {row['file']}: {row['rows_with_duplicates']:,} of {row['rows']:,} rows repeat a negative "
+        rows.append((f"{row['file']}: {row['rows_with_duplicates']:,} of {row['rows']:,} rows repeat a negative "
                      f"(uniform draws with replacement would give {row['expected_rows_with_duplicates']:,.0f}); "
                      f"{row['rows_with_positive_as_negative']} rows hold their positive as a negative.",
                      "ncf_duplicates"))
