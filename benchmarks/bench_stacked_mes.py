@@ -6,7 +6,7 @@ Run from the repository root::
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/bench_stacked_mes.py --quick   # seconds
 
 Sizes, as in notebooks 04 and 05: (a) N = 3,706 items, n = 500 (ml-1m), (b) N = 35,351, n = 500
-and (c) N = 35,351, n = 1,000 (yelp-diffnet, notebook 04's n = 500 and notebook 05's fixed n),
+and (c) N = 35,351, n = 1,000 (yelp-diffnet, notebook 04's n = 500 and notebook 06's fixed n),
 M users with global ranks drawn, seeded, from P(R) ∝ (R + 10)^-1.1 and binomial sampled ranks;
 ``--draws`` draws (100: the repeats of a study chunk).
 

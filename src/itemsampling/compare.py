@@ -35,7 +35,7 @@ from .metrics import metric_weights
 from .nonuniform import plug_in_values
 from .runs import Run, check_supported, thin
 
-__all__ = ["compare", "compare_many", "holm"]
+__all__ = ["compare", "compare_many", "holm", "paired_difference"]
 
 
 def compare(run_a: Run, run_b: Run, metric: str = "recall", k: int = 10, method: str = "mn_mes",
@@ -79,19 +79,44 @@ def compare(run_a: Run, run_b: Run, metric: str = "recall", k: int = 10, method:
                  for run in (run_a, run_b)]
         estimator = Estimator(method, options)
         psi = [influence_values(run.ranks, run.n_items, n, estimator, **args)[:, 0] for run in (run_a, run_b)]
-    diff = theta[0] - theta[1]
-    se = float(np.std(psi[0] - psi[1], ddof=1) / np.sqrt(len(run_a)))
-    z = NormalDist().inv_cdf(0.5 + level / 2)
+    paired = paired_difference(theta[0], theta[1], psi[0], psi[1], level)
     weights = metric_weights(metric, k, n)
     sampled = float(weights[run_a.ranks - 1].mean() - weights[run_b.ranks - 1].mean())
-    ratio = diff / se if se > 0 else (0.0 if diff == 0 else np.sign(diff) * np.inf)  # identical runs: 0
     return {
         "model_a": run_a.model, "model_b": run_b.model, "metric": metric, "k": k,
-        "estimate_a": theta[0], "estimate_b": theta[1], "difference": diff, "se": se,
-        "lower": diff - z * se, "upper": diff + z * se,
-        "p_a_better": _normal_cdf(ratio), "p_value": 2 * _normal_cdf(-abs(ratio)),
-        "sampled_difference": sampled, "disagree": bool(np.sign(sampled) * np.sign(diff) < 0),
+        "estimate_a": theta[0], "estimate_b": theta[1], **paired,
+        "sampled_difference": sampled, "disagree": bool(np.sign(sampled) * np.sign(paired["difference"]) < 0),
     }
+
+
+def paired_difference(estimate_a: float, estimate_b: float, psi_a, psi_b, level: float = 0.95) -> dict:
+    """The difference θ̂_A − θ̂_B with its paired interval (2) and P(A > B), p-value (3).
+
+    Parameters
+    ----------
+    estimate_a, estimate_b : float
+        The two models' estimates θ̂_A and θ̂_B.
+    psi_a, psi_b : array_like of float, shape (M,)
+        Their users' influence values (:func:`itemsampling.estimators.influence_values`), the
+        same users in the same order.
+    level : float
+        Confidence level of the interval.
+
+    Returns
+    -------
+    dict
+        ``difference, se, lower, upper, p_a_better, p_value``.
+    """
+    psi_a, psi_b = np.asarray(psi_a, dtype=np.float64), np.asarray(psi_b, dtype=np.float64)
+    if psi_a.shape != psi_b.shape or psi_a.ndim != 1 or psi_a.size < 2:
+        raise ValueError(f"psi_a and psi_b must be the influence values of the same >= 2 users, got shapes "
+                         f"{psi_a.shape} and {psi_b.shape}")
+    diff = float(estimate_a) - float(estimate_b)
+    se = float(np.std(psi_a - psi_b, ddof=1) / np.sqrt(psi_a.size))
+    z = NormalDist().inv_cdf(0.5 + level / 2)
+    ratio = diff / se if se > 0 else (0.0 if diff == 0 else np.sign(diff) * np.inf)  # identical runs: 0
+    return {"difference": diff, "se": se, "lower": diff - z * se, "upper": diff + z * se,
+            "p_a_better": _normal_cdf(ratio), "p_value": 2 * _normal_cdf(-abs(ratio))}
 
 
 def compare_many(runs: list[Run], metric: str = "recall", k: int = 10, method: str = "mn_mes",

@@ -1,4 +1,4 @@
-"""The adaptive-sampling study of notebook 05: exact curves, errors, winners and the reuse of notebook 04's
+"""The adaptive-sampling study of notebook 06: exact curves, errors, winners and the reuse of notebook 04's
 tables, checked against independent formulations; determinism and the command line."""
 
 from __future__ import annotations
@@ -107,7 +107,7 @@ def test_repeat_errors_by_hand():
 
 def _notebook_04_tables(runs, config):
     """Notebook 04's tables relative_error and winners, computed here from first principles (and with
-    rows that notebook 05 must ignore: another estimator and another sample size)."""
+    rows that notebook 06 must ignore: another estimator and another sample size)."""
     sel = runs[runs["estimator"].isin(config["fixed_estimators"])]
     sel = pd.concat([sel, sel.assign(sample_size=100), sel[sel["estimator"] == "bv_mes"].assign(estimator="mle")])
     keys = ["dataset", "model", "protocol", "scheme", "sample_size", "estimator", "metric"]

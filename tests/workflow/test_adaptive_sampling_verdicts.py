@@ -1,4 +1,4 @@
-"""Verdicts of notebook 05 (itemsampling.studies.verdicts.adaptive_sampling): each rule on small
+"""Verdicts of notebook 06 (itemsampling.studies.verdicts.adaptive_sampling): each rule on small
 synthetic tables whose verdict is known, each claim's verdict turning when the committed tables
 under it change, and the rows of the committed tables against the paper's text."""
 
@@ -27,7 +27,7 @@ from itemsampling.studies.verdicts import adaptive_sampling as va
 from .conftest import REPO
 from .verdict_helpers import reader, verdict_of
 
-NOTEBOOK = "05_adaptive_sampling"
+NOTEBOOK = "06_adaptive_sampling"
 STAND_INS = ("pinterest-subset", "yelp-diffnet")
 
 

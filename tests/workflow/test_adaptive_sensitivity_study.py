@@ -1,4 +1,4 @@
-"""The sensitivity step of notebook 05 (rule adaptive_sensitivity): the AAAI'23 sampler's law by
+"""The sensitivity step of notebook 06 (rule adaptive_sensitivity): the AAAI'23 sampler's law by
 Monte Carlo, the errors of a draw against a hand computation, EM run to convergence, the rank
 shape against simulation, and the tables of a tiny run."""
 

@@ -32,7 +32,7 @@ SNAKEMAKE = [sys.executable, "-m", "snakemake"]
 #: the steps that compute tables (the notebooks only draw them)
 UNTIL = ["dataset_summary", "live_evaluation", *(f"tables_{nb}" for nb in (
     "00_data_and_models", "01_sampled_metrics", "02_sampling_theorem", "03_mapping_functions", "04_estimators",
-    "05_adaptive_sampling"))]
+    "06_adaptive_sampling"))]
 #: kernel -> cores of its run
 KERNELS = {"Haswell": 1, "Zen": 2, "SkylakeX": 2, "Sandybridge": 1, "Prescott": 2}
 

@@ -1,4 +1,4 @@
-"""The live evaluation of notebook 05 (rule live_evaluation): models refitted from train.json,
+"""The live evaluation of notebook 06 (rule live_evaluation): models refitted from train.json,
 adaptive evaluation against their own scores and full ranking; checked against a run by hand,
 for determinism, the check of the committed ranks, and the notebook's layouts."""
 

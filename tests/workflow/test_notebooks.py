@@ -11,7 +11,13 @@ import pandas as pd
 import pytest
 import yaml
 
-from itemsampling.studies import adaptive_sensitivity, live_evaluation, mn_users, wmle_readings
+from itemsampling.studies import (
+    adaptive_sensitivity,
+    live_evaluation,
+    mn_users,
+    model_pairs,
+    wmle_readings,
+)
 from itemsampling.studies.registry import load_study
 from itemsampling.studies.tables import find_root, read_table, write_table
 from itemsampling.studies.verdicts import CHECKS_PATH, VERDICTS_PATH, verdict_tables
@@ -66,6 +72,9 @@ def test_notebook_runs_on_tiny_tables_and_shows_every_figure(name, tiny_results,
     if "adaptive_sensitivity" in studies:
         sensitivity = adaptive_sensitivity.study_config({"adaptive_sampling": config})
         further["adaptive_sensitivity"] = adaptive_sensitivity.study_tables(sensitivity, 0, None, tiny_results)
+    if "model_pairs" in studies:
+        pairs = model_pairs.study_config({"protocols_in_use": config})
+        further["model_pairs"] = model_pairs.study_tables(pairs, 0, None, tiny_results)
     if {"wmle_readings", "mn_users"} <= set(studies):
         further.update(_tiny_checks(tiny_results, config))
     assert {study: set(made) for study, made in further.items()} == {study: set(t) for study, t in studies.items()}

@@ -89,7 +89,7 @@ def test_the_wall_time_tables_are_those_that_workflow_notebooks_yaml_declares():
 def test_classes_of_tables():
     assert table_class("04_estimators/chunk_times") == "times"
     assert table_class("01_sampled_metrics/sensitivity") == "refit"
-    assert table_class("05_adaptive_sampling/live_evaluation") == "monte_carlo"
+    assert table_class("06_adaptive_sampling/live_evaluation") == "monte_carlo"
     assert table_class("04_estimators/relative_error") == "numeric"
 
 
@@ -128,8 +128,8 @@ def test_monte_carlo_tables_compare_means_in_standard_errors():
     se = np.sqrt(2 * committed["std"] ** 2 / 5)
     other = committed.assign(mean=committed["mean"] + 3 * se, std=committed["std"] * 1.5,
                              items_per_user=committed["items_per_user"] * 1.01)
-    assert compare_table("05_adaptive_sampling/live_evaluation", committed, other.assign(std=committed["std"])).within
-    assert not compare_table("05_adaptive_sampling/live_evaluation", committed,
+    assert compare_table("06_adaptive_sampling/live_evaluation", committed, other.assign(std=committed["std"])).within
+    assert not compare_table("06_adaptive_sampling/live_evaluation", committed,
                              committed.assign(mean=committed["mean"] + 5 * se)).within
 
 

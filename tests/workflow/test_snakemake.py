@@ -112,7 +112,7 @@ def test_lint_finds_nothing_but_the_missing_per_rule_environments():
         ("unknown_key: 1\n", "unknown_key"),
         ("train:\n  ml-1m: [nosuch]\n", "not in `models`"),
         ("adaptive_sampling:\n  live: {dataset: synthetic}\n",
-         "study live_evaluation of notebook 05_adaptive_sampling needs the ranks of model 'ease' on dataset "
+         "study live_evaluation of notebook 06_adaptive_sampling needs the ranks of model 'ease' on dataset "
          "'synthetic'; add it to train.synthetic"),
         ("train:\n  ml-10m: [popularity]\n", "unknown dataset 'ml-10m'; registered datasets"),
         ("models:\n  nosuch: {}\n", "config models.nosuch: unknown model 'nosuch'"),

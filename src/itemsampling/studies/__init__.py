@@ -10,7 +10,9 @@
 :mod:`.sampling_theorem`         Li, Jin, Gao & Liu, KDD 2020, §2 (notebook 02)
 :mod:`.mapping_functions`        Li, Jin, Gao & Liu, KDD 2020 (notebook 03)
 :mod:`.estimator_accuracy`       Jin et al., AAAI 2021; Li et al., AAAI 2023 (notebook 04)
-:mod:`.adaptive_sampling`        Li et al., AAAI 2023 §4: blind spot and adaptive sampling (notebook 05)
+:mod:`.protocols_in_use`         sampled evaluation as practised: tiny n, replacement, designs (notebook 05)
+:mod:`.model_pairs`              paired intervals on model pairs, A-vs-A false alarms (notebook 05)
+:mod:`.adaptive_sampling`        Li et al., AAAI 2023 §4: blind spot and adaptive sampling (notebook 06)
 :mod:`.paper`                    the papers' printed tables, which of our datasets stand in for theirs,
                                  and joins with them that lose no row
 :mod:`.verdicts`                 one verdict per claim of the papers, from the tables (verdicts.csv)

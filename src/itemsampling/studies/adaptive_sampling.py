@@ -1,4 +1,4 @@
-"""Notebook 05: the blind spot of fixed-size sampling and adaptive sampling (Li et al., AAAI 2023 §4).
+"""Notebook 06: the blind spot of fixed-size sampling and adaptive sampling (Li et al., AAAI 2023 §4).
 
 Every table of the notebook, computed from the global ranks of the models and the runs of the
 study engine (:func:`~itemsampling.studies.engine.repeat_estimates` for fixed sample sizes,
@@ -427,7 +427,7 @@ def _reused(config: Mapping, root: str | Path) -> tuple[pd.DataFrame, pd.DataFra
 
 
 def study_tables(config: Mapping, seed: int, runs: pd.DataFrame, root: str | Path = ".") -> dict[str, pd.DataFrame]:
-    """Every table of notebook 05 (see the module docstring) from the runs of all chunks, the
+    """Every table of notebook 06 (see the module docstring) from the runs of all chunks, the
     global ranks and, for ``fixed_reused`` datasets, notebook 04's tables. Nothing here is
     random (``seed`` made the runs)."""
     config = _checked(config)

@@ -1,9 +1,9 @@
-"""Notebook 05, sensitivity: what the adaptive MLE's accuracy at small K depends on.
+"""Notebook 06, sensitivity: what the adaptive MLE's accuracy at small K depends on.
 
 Li et al. (AAAI 2023, §4) propose adaptive sampling to repair the blind spot of fixed-size
-sampling at small K. Notebook 05 finds the adaptive MLE less accurate than the fixed-size MLE at
+sampling at small K. Notebook 06 finds the adaptive MLE less accurate than the fixed-size MLE at
 K = 1 for about half of our (dataset, model) pairs. This step measures the candidate causes on a
-few pairs and repeats (rule ``adaptive_sensitivity``; its tables are inputs of notebook 05):
+few pairs and repeats (rule ``adaptive_sensitivity``; its tables are inputs of notebook 06):
 
 * ``sensitivity_em_steps``: the number of EM steps of the MLE (fixed n) and of the adaptive MLE
   (eq. 12, App. G; EM of Jin et al. AAAI 2021 eq. 21), from the uniform start: each of ``em_steps``

@@ -1,4 +1,4 @@
-"""Notebook 05, live model: adaptive evaluation of a trained model against its full ranking.
+"""Notebook 06, live model: adaptive evaluation of a trained model against its full ranking.
 
 Li et al. (AAAI 2023, §4) run Algorithm 1 on simulated sampled ranks; here it runs against the
 models themselves. For each model of ``adaptive_sampling.live`` on its dataset:
@@ -21,7 +21,7 @@ models themselves. For each model of ``adaptive_sampling.live`` on its dataset:
   (eq. 12); ``repeats`` draws per n_max, each seeded by (seed, dataset, model, protocol, scheme,
   n_max, repeat) (:func:`~itemsampling.studies.engine.derive_seed`).
 
-Tables (written by the workflow rule ``live_evaluation`` to ``results/tables/05_adaptive_sampling/``):
+Tables (written by the workflow rule ``live_evaluation`` to ``results/tables/06_adaptive_sampling/``):
 
 * ``live_evaluation`` (deterministic): per model, method (``adaptive`` at each n_max, and
   ``full_ranking``) and metric, the items scored per user (mean over the repeats), their share
@@ -320,7 +320,7 @@ def live_summary(evaluation: pd.DataFrame, times: pd.DataFrame) -> pd.DataFrame:
 
 
 def compare_with_simulation(evaluation: pd.DataFrame, frontier: pd.DataFrame, n0: int) -> pd.DataFrame:
-    """The live adaptive rows beside the simulated ones of the same setting (notebook 05's
+    """The live adaptive rows beside the simulated ones of the same setting (notebook 06's
     ``frontier``: dataset, model, protocol, scheme, metric and n_max, simulated with the section's
     ``n0``): items per user and mean (std) relative error of each, and ``z`` = the difference of
     the means over its standard error, sqrt(std_live² / repeats_live + std_sim² / repeats_sim).

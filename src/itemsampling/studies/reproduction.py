@@ -27,7 +27,7 @@ Classes (:data:`TOLERANCES`, a table's class in :data:`TABLE_CLASSES`, ``numeric
   from such metrics (text columns ending in ``order``) may flip where two recommenders are
   within that tolerance of each other: on ml-1m under OpenBLAS's SkylakeX kernels X and Y swapped
   in 2 of 756 rows of ``sensitivity_orders``; such flips are reported as a note, not counted.
-* ``monte_carlo``: the live evaluation of notebook 05, whose adaptive draws branch on the
+* ``monte_carlo``: the live evaluation of notebook 06, whose adaptive draws branch on the
   refitted model's scores: on another machine it is another Monte Carlo sample of the same
   quantities; means must agree within ``z`` standard errors of the difference of two means of
   ``repeats`` runs (columns ``mean``, ``std``, ``repeats``), other numbers within rtol = 5%.
@@ -62,7 +62,7 @@ TABLE_CLASSES: dict[str, str] = {
     **{f"01_sampled_metrics/{name}": "refit" for name in (
         "sensitivity_summary", "sensitivity", "sensitivity_table4", "sensitivity_orders", "sensitivity_paper", "ties",
         "sensitivity_table3", "sensitivity_pairs", "fig6_closest_reading")},
-    "05_adaptive_sampling/live_evaluation": "monte_carlo",
+    "06_adaptive_sampling/live_evaluation": "monte_carlo",
 }
 
 

@@ -1,4 +1,4 @@
-"""Verdicts of notebook 05: the claims of Li et al. (AAAI 2023, §4-5, Tables 7, 8, 11) on the blind
+"""Verdicts of notebook 06: the claims of Li et al. (AAAI 2023, §4-5, Tables 7, 8, 11) on the blind
 spot and adaptive sampling, and our own checks beside them.
 
 Each rule is a function of the notebook's tables that returns, per case, whether a claim holds (and
@@ -324,7 +324,7 @@ def sensitivity_premise(em: pd.DataFrame, fixed_size: int, other: pd.DataFrame |
 
 
 def claims(table: Callable[[str], pd.DataFrame]) -> list[Claim]:
-    """Every claim of AAAI'23 that notebook 05 compares with our runs, then our own checks (see the
+    """Every claim of AAAI'23 that notebook 06 compares with our runs, then our own checks (see the
     module docstring)."""
     return [*_blind_spot_claims(table), *_comparison_claims(table), *_checks(table),
             *_sensitivity_checks(table)]

@@ -501,7 +501,7 @@ def blind_spot_best_effort(coverage: pd.DataFrame) -> Claim:
                f"relative error over K = {', '.join(str(k) for k in sorted(frame['k'].unique()))} (best: {names}) is "
                f"less accurate at K = {small} than at K = {large}; unhedged, at least 90 % of the cases: {held} of "
                f"{cases}. The estimates of every repeat at each K are in `interval_coverage` (ml-1m only); "
-               "notebook 05 grades the blind spot of the MLE on all four datasets.")
+               "notebook 06 grades the blind spot of the MLE on all four datasets.")
 
 
 def blind_spot_not_estimators(coverage: pd.DataFrame) -> Claim:

@@ -200,7 +200,7 @@ def winners_best_check(wins: pd.DataFrame, truth: pd.DataFrame) -> Check:
 
 def winner_counts_aaai23(wins: pd.DataFrame) -> Claim:
     """Our check: the fixed-size counts of AAAI'23 Table 8 at n = 500 on pinterest-20 and yelp. The
-    paper's sentence on Table 8 compares the adaptive MLE with these estimators (notebook 05).
+    paper's sentence on Table 8 compares the adaptive MLE with these estimators (notebook 06).
 
     Rule: per (dataset, estimator, metric, K) cell of BV_MES, BV_MLE, MN_MES and MN_MLE, our share
     of correct winners agrees with the paper's within two standard errors
@@ -228,10 +228,10 @@ def winner_counts_aaai23(wins: pd.DataFrame) -> Claim:
         quote=quote, source="Table 8", dataset=dataset_names(datasets, "pinterest-subset, yelp-diffnet"),
         paper_value="every cell",
         reason=f"Our check. Rule: per (dataset, estimator, metric, K) at n = {n}, the paper's n for pinterest-20 and yelp (§5: "
-               "'we choose 500 sample size'; notebook 05's fixed yelp-diffnet size is 1000, most of its items), our "
+               "'we choose 500 sample size'; notebook 06's fixed yelp-diffnet size is 1000, most of its items), our "
                "share of repeats with the true winner within two standard errors of the difference from the "
                "paper's, in 90 % of the cells. The paper draws no conclusion on the fixed-size estimators from this "
-               "table (§5 Q3 compares the adaptive MLE with them: notebook 05). Shares, ours against the "
+               "table (§5 Q3 compares the adaptive MLE with them: notebook 06). Shares, ours against the "
                "paper's: " + "; ".join(f"{d} {estimator_label(e)} {percent(r['ours'])} vs {percent(r['paper'])}"
                                         for (d, e), r in shares.iterrows())
                + ". pinterest-subset and yelp-diffnet stand in for pinterest-20 and yelp; our true winners and "
