@@ -18,7 +18,8 @@ counts 1..E exactly (E = ``exact_up_to``, default 10), then counts are cut at ed
 are dropped. Each class is represented by the mean count of its items, so under α = 1 a class's
 total sampling mass is exact. The sampler simulated from a profile (:func:`popularity_sampled_ranks`)
 is therefore popularity^α with the counts quantised to the classes: exact for counts up to E, and
-within a factor ``ratio`` of the true count above.
+within a factor ``ratio`` of the true count above. With the defaults the study datasets have 37
+classes (ml-1m), 26 (citeulike-a), 31 (pinterest-subset) and 24 (yelp-diffnet, no item of count 0).
 """
 
 from __future__ import annotations
