@@ -222,8 +222,12 @@ def write_profile(profile: PopularityProfile, path: str | os.PathLike) -> None:
             "upper": profile.upper.tolist()}
     table = table.replace_schema_metadata({**(table.schema.metadata or {}), _META_KEY: json.dumps(meta).encode()})
     tmp = f"{path}.tmp"
-    pq.write_table(table, tmp, compression="zstd")
-    os.replace(tmp, path)
+    try:
+        pq.write_table(table, tmp, compression="zstd")
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
 
 
 def read_profile(path: str | os.PathLike) -> PopularityProfile:
