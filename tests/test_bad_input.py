@@ -205,6 +205,7 @@ ESTIMATE = ["estimate", "{ranks}", "--n-items", "100", "--sample-size", "10"]
 ESTIMATE_ABSENT = ["estimate", "{absent}", "--n-items", "100", "--sample-size", "10"]
 STATS = ["data", "stats", "--dataset", "no-such-dataset"]
 TRAIN = ["train", "--dataset", "no-such-dataset", "--model", "no-such-model"]
+PROFILE = ["profile", "--dataset", "no-such-dataset", "--model", "no-such-model"]
 RANKS = ["ranks", "--dataset", "no-such-dataset", "--model", "no-such-model", "--protocol", "all",
          "--sample-size", "10"]
 STUDY = ["study"]
@@ -264,6 +265,11 @@ COMMAND_CASES = [
     # itemsampling train
     pytest.param([*TRAIN, "--out-dir", "{no_folder}"], MISSING_FOLDER, id="train/out-dir-folder-missing"),
     pytest.param([*TRAIN, "--out-dir", "{file}"], "--out-dir '{file}' is a file", id="train/out-dir-is-a-file"),
+    # itemsampling profile: the committed ranks are read before anything is fitted
+    pytest.param([*PROFILE, "--out-dir", "{no_folder}"], MISSING_FOLDER, id="profile/out-dir-folder-missing"),
+    pytest.param([*PROFILE, "--out-dir", "{file}"], "--out-dir '{file}' is a file", id="profile/out-dir-is-a-file"),
+    pytest.param([*PROFILE, "--out-dir", "{folder}"], "unseen.parquet' does not exist; run `itemsampling train` first",
+                 id="profile/no-committed-ranks"),
     # itemsampling study
     pytest.param([*STUDY, "chunk", *STUDY_ARGS, "--dataset", "d", "--model", "m", "--protocol", "all",
                   "--output", "{no_folder}"], MISSING_FOLDER, id="study-chunk/output-folder-missing"),

@@ -18,6 +18,7 @@ COMMAND_MODULES = (
     "itemsampling.commands.protocols",
     "itemsampling.commands.data",
     "itemsampling.commands.train",
+    "itemsampling.commands.profile",
     "itemsampling.commands.ranks",
     "itemsampling.commands.evaluate_adaptive",
     "itemsampling.commands.study",

@@ -55,6 +55,7 @@ __all__ = [
     "TIES",
     "adaptive_sampled_ranks",
     "global_ranks",
+    "preceding",
     "ranks_from_scores",
     "read_ranks",
     "sampled_ranks",
@@ -73,6 +74,43 @@ def _check_protocol(protocol: str) -> str:
 def _check_scores(scores: np.ndarray) -> None:
     if np.isnan(scores).any():
         raise ValueError("the model returned NaN scores; ranks are undefined")
+
+
+def preceding(scores, users, targets, *, exclude=None, seed: int, ties: str = "random") -> np.ndarray:
+    """Which candidates precede each row's target: the order that defines R_u.
+
+    ``before[b, j]`` is True when item j is a candidate of row b other than its target and
+    s_bj > s_bt, or s_bj = s_bt and key(u_b, j) < key(u_b, t) (``ties="random"``; the module
+    docstring gives the two deterministic bounds). The target and the items in ``exclude`` are
+    never True. Parameters are those of :func:`ranks_from_scores`.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(B, N)`` bool; R_u = 1 + its row sum.
+    """
+    ties = check_choice("ties", ties, TIES)
+    scores = np.asarray(scores)
+    _check_scores(scores)
+    n_rows, n_items = scores.shape
+    users = np.asarray(users, dtype=np.int64)
+    targets = np.asarray(targets, dtype=np.int64)
+    rows = np.arange(n_rows)
+    t_scores = scores[rows, targets][:, None]
+    if ties == "random":
+        t_keys = tie_break_keys(users, targets, seed)[:, None]
+        before = precedes(scores, t_scores, users[:, None], np.arange(n_items)[None, :], t_keys, seed)
+    else:
+        before = scores >= t_scores if ties == "pessimistic" else scores > t_scores
+    before[rows, targets] = False
+    if exclude is not None:
+        exclude = sp.csr_matrix(exclude)
+        ex_rows = np.repeat(rows, np.diff(exclude.indptr))
+        ex_items = exclude.indices.astype(np.int64)
+        if (ex_items == targets[ex_rows]).any():
+            raise ValueError("a held-out item is also an excluded (training) item of its user")
+        before[ex_rows, ex_items] = False
+    return before
 
 
 def ranks_from_scores(scores, users, targets, *, exclude=None, seed: int,
@@ -99,35 +137,15 @@ def ranks_from_scores(scores, users, targets, *, exclude=None, seed: int,
     Returns
     -------
     ranks : numpy.ndarray
-        int64 1-based R_u.
+        int64 1-based R_u = 1 + #{candidates preceding the target} (:func:`preceding`).
     n_candidates : numpy.ndarray
         int64 N_u (N minus the excluded items).
     """
-    ties = check_choice("ties", ties, TIES)
-    scores = np.asarray(scores)
-    _check_scores(scores)
-    n_rows, n_items = scores.shape
-    users = np.asarray(users, dtype=np.int64)
-    targets = np.asarray(targets, dtype=np.int64)
-    rows = np.arange(n_rows)
-    t_scores = scores[rows, targets][:, None]
-    if ties == "random":
-        t_keys = tie_break_keys(users, targets, seed)[:, None]
-        before = precedes(scores, t_scores, users[:, None], np.arange(n_items)[None, :], t_keys, seed)
-    else:
-        before = scores >= t_scores if ties == "pessimistic" else scores > t_scores
-    before[rows, targets] = False
-    counts = before.sum(axis=1)
-    n_candidates = np.full(n_rows, n_items, dtype=np.int64)
+    before = preceding(scores, users, targets, exclude=exclude, seed=seed, ties=ties)
+    n_candidates = np.full(before.shape[0], before.shape[1], dtype=np.int64)
     if exclude is not None:
-        exclude = sp.csr_matrix(exclude)
-        ex_rows = np.repeat(rows, np.diff(exclude.indptr))
-        ex_items = exclude.indices.astype(np.int64)
-        if (ex_items == targets[ex_rows]).any():
-            raise ValueError("a held-out item is also an excluded (training) item of its user")
-        counts -= np.bincount(ex_rows, weights=before[ex_rows, ex_items].astype(np.float64), minlength=n_rows).astype(np.int64)
-        n_candidates -= np.diff(exclude.indptr)
-    return 1 + counts.astype(np.int64), n_candidates
+        n_candidates -= np.diff(sp.csr_matrix(exclude).indptr)
+    return 1 + before.sum(axis=1).astype(np.int64), n_candidates
 
 
 def global_ranks(

@@ -32,3 +32,44 @@ rule train_and_rank:
         BLAS_THREADS
         + "itemsampling train --dataset {wildcards.dataset} --model {wildcards.model} "
         "{params.options} --seed {params.seed} --out-dir {params.out_dir} > {log} 2>&1"
+
+
+# Popularity profiles: per test user, the unseen candidates of each popularity class that precede
+# the held-out item and all of them (itemsampling.popularity_profiles), what a popularity sampler
+# needs beyond R_u. `itemsampling profile` refits the model as `itemsampling train` does and
+# refuses to write when the refit's unseen ranks differ from the committed ones; `itemsampling
+# train` writes the profile too. Committed results, like the ranks: their input is `ancient`.
+
+
+def profile_file(dataset, model):
+    return f"results/ranks/{dataset}/{model}/popularity_profile.parquet"
+
+
+#: the profiles of the study datasets' models (config `sampling_theorem`), for the rules that read them
+POPULARITY_PROFILES = [
+    profile_file(dataset, model)
+    for dataset in config["sampling_theorem"]["datasets"]
+    for model in config["sampling_theorem"]["models"]
+]
+
+
+rule popularity_profile:
+    input:
+        unseen=ancient(ranks_file("{dataset}", "{model}", "unseen")),
+        code=[ancient(path) for path in RANKS_CODE + [str(_PACKAGE_DIR / "popularity_profiles.py"),
+                                                       str(_PACKAGE_DIR / "commands" / "profile.py")]],
+    output:
+        profile_file("{dataset}", "{model}"),
+    log:
+        "results/logs/profile/{dataset}/{model}.log",
+    benchmark:
+        "results/logs/profile/{dataset}/{model}.benchmark.tsv",
+    params:
+        options=lambda wildcards: set_options(wildcards.dataset, wildcards.model),
+        seed=config["seed"],
+        out_dir=lambda wildcards, input: str(Path(input.unseen).parent),
+    threads: 2
+    shell:
+        BLAS_THREADS
+        + "itemsampling profile --dataset {wildcards.dataset} --model {wildcards.model} "
+        "{params.options} --seed {params.seed} --out-dir {params.out_dir} > {log} 2>&1"
