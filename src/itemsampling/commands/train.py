@@ -11,6 +11,19 @@
       and rank wall times, exact Recall@10 / NDCG@10 per protocol and the name of the state;
     * ``model.npz``: the fitted parameters, if they take at most ``--max-state-mb``; otherwise
       ``itemsampling ranks`` refits the model (fits are deterministic given the seed).
+
+``itemsampling train --split ratio ...`` holds out ``--test-fraction`` (default 0.2) of each
+user's items instead, at random with the seed (RecBole's ``RS`` split, random order; see
+:func:`itemsampling.data.splits.ratio_split`), from all of the dataset's pairs (its training
+pairs and its leave-one-out item), fits the model on the rest and writes, in DIR (default
+``results/ranks/D/ratio``):
+
+    * ``<model>.parquet``: one row per held-out item (positive), columns ``user, item, rank,
+      negative_rank, n_candidates, n_positives`` under ``unseen``
+      (:func:`itemsampling.ranks.positive_ranks`);
+    * ``<model>.json``: as ``train.json``, with the split rule and exact Recall@10, NDCG@10 and
+      HR@10 with several positives (:func:`itemsampling.multi_positive.multi_positive_metrics`).
+      No fitted state is saved.
 """
 
 from __future__ import annotations
@@ -27,10 +40,14 @@ from .. import __version__
 from .._validation import check_seed
 from ..metrics import global_metrics
 from ..models.trained import STATE_FILE, TRAIN_FILE
-from ..ranks import PROTOCOLS, global_ranks, write_ranks
+from ..multi_positive import multi_positive_metrics
+from ..ranks import PROTOCOLS, global_ranks, positive_ranks, write_ranks
 from ._common import check_output_dir, plain_text
 
 __all__ = ["parse_overrides", "register"]
+
+#: how the held-out items are chosen: the dataset's own leave-one-out item, or a ratio split
+SPLITS = ("leave-one-out", "ratio")
 
 
 def parse_value(text: str):
@@ -75,7 +92,12 @@ def register(subparsers) -> None:
                              "and files of an earlier run in DIR are overwritten (default "
                              "results/ranks/<dataset>/<model>, created with its parents)")
     parser.add_argument("--protocols", nargs="+", default=list(PROTOCOLS), choices=PROTOCOLS,
-                        help="candidate protocols to rank under (default: both)")
+                        help="candidate protocols to rank under (default: both; --split ratio: unseen only)")
+    parser.add_argument("--split", choices=SPLITS, default="leave-one-out",
+                        help="held-out items: the dataset's leave-one-out item (default) or a random "
+                             "--test-fraction of each user's items")
+    parser.add_argument("--test-fraction", type=float, default=0.2,
+                        help="share of each user's items held out by --split ratio (default 0.2)")
     parser.add_argument("--batch-size", type=int, default=1024, help="users scored at once (default 1024)")
     parser.add_argument("--max-state-mb", type=float, default=512.0,
                         help="save the fitted parameters only up to this size (default 512 MB)")
@@ -85,26 +107,49 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Fit, rank under each protocol and write the outputs; returns the exit status."""
+    """Fit, rank and write the outputs of the chosen split; returns the exit status."""
     from ..data import load_dataset
     from ..models.registry import make_model
 
     seed = check_seed(args.seed)
     if args.out_dir:
         check_output_dir(args.out_dir)
-    out_dir = Path(args.out_dir or os.path.join("results", "ranks", args.dataset, args.model))
     overrides = parse_overrides(args.overrides)
     model = make_model(args.model, args.dataset, overrides)  # fails early on a bad name or key
     dataset = load_dataset(args.dataset)
+    record = {
+        "dataset": args.dataset,
+        "dataset_description": dataset.description,
+        "model": args.model,
+        "model_class": type(model).__name__,
+        "hyperparameters": model.hyperparameters,
+        "overrides": overrides,
+        "seed": seed,
+        "tie_break_seed": seed,
+        "device": model.device,
+        "n_users": dataset.n_users,
+        "n_items": dataset.n_items,
+    }
+    write = _leave_one_out if args.split == "leave-one-out" else _ratio
+    out_dir, summary = write(args, model, dataset, seed, record)
+    print(f"{args.model} on {args.dataset}: fit {record['fit_seconds']:.1f}s, ranks {record['rank_seconds']:.1f}s, "
+          + summary + f" -> {out_dir}")
+    return 0
 
-    start = time.perf_counter()
-    model.fit(dataset.train, seed=seed, progress=args.progress)
-    fit_seconds = time.perf_counter() - start
-    start = time.perf_counter()
-    ranks = global_ranks(model, dataset.test_items, protocols=args.protocols, seed=seed,
-                         batch_size=args.batch_size, progress=args.progress)
-    rank_seconds = time.perf_counter() - start
 
+def _timed(call):
+    start = time.perf_counter()
+    out = call()
+    return out, time.perf_counter() - start
+
+
+def _leave_one_out(args, model, dataset, seed, record) -> tuple[Path, str]:
+    """Fit on the training matrix, rank each test user's held-out item under each protocol."""
+    out_dir = Path(args.out_dir or os.path.join("results", "ranks", args.dataset, args.model))
+    _, record["fit_seconds"] = _timed(lambda: model.fit(dataset.train, seed=seed, progress=args.progress))
+    ranks, record["rank_seconds"] = _timed(lambda: global_ranks(
+        model, dataset.test_items, protocols=args.protocols, seed=seed, batch_size=args.batch_size,
+        progress=args.progress))
     out_dir.mkdir(parents=True, exist_ok=True)
     metrics = {}
     for protocol, frame in ranks.items():
@@ -118,29 +163,52 @@ def run(args: argparse.Namespace) -> int:
         state_file = STATE_FILE
     elif (out_dir / STATE_FILE).exists():
         (out_dir / STATE_FILE).unlink()  # a stale state of an earlier fit must not be reused
-    record = {
-        "dataset": args.dataset,
-        "dataset_description": dataset.description,
-        "model": args.model,
-        "model_class": type(model).__name__,
-        "hyperparameters": model.hyperparameters,
-        "overrides": overrides,
-        "seed": seed,
-        "tie_break_seed": seed,
-        "device": model.device,
-        "n_users": dataset.n_users,
-        "n_items": dataset.n_items,
+    record.update({
         "n_test_users": int(dataset.test_users.size),
         "protocols": list(ranks),
-        "fit_seconds": fit_seconds,
-        "rank_seconds": rank_seconds,
+        "fit_seconds": record.pop("fit_seconds"),
+        "rank_seconds": record.pop("rank_seconds"),
         "metrics": metrics,
         "state": state_file,
         "state_bytes": state_bytes,
         "itemsampling_version": __version__,
-    }
+    })
     (out_dir / TRAIN_FILE).write_text(json.dumps(record, indent=2) + "\n")
-    print(f"{args.model} on {args.dataset}: fit {fit_seconds:.1f}s, ranks {rank_seconds:.1f}s, "
-          + ", ".join(f"{p} Recall@10 {m['recall@10']:.4f}" for p, m in metrics.items())
-          + f" -> {out_dir}")
-    return 0
+    return out_dir, ", ".join(f"{p} Recall@10 {m['recall@10']:.4f}" for p, m in metrics.items())
+
+
+def _ratio(args, model, dataset, seed, record) -> tuple[Path, str]:
+    """Hold out a share of each user's items, fit on the rest, rank every held-out item."""
+    from ..data.splits import all_interactions, ratio_split
+
+    if args.protocols != list(PROTOCOLS) and args.protocols != ["unseen"]:
+        raise ValueError("--split ratio ranks under the unseen protocol only; drop --protocols")
+    out_dir = Path(args.out_dir or os.path.join("results", "ranks", args.dataset, "ratio"))
+    train, test = ratio_split(all_interactions(dataset), test_fraction=args.test_fraction, seed=seed)
+    _, record["fit_seconds"] = _timed(lambda: model.fit(train, seed=seed, progress=args.progress))
+    ranks, record["rank_seconds"] = _timed(lambda: positive_ranks(
+        model, test, seed=seed, batch_size=args.batch_size, progress=args.progress))
+    out_dir.mkdir(parents=True, exist_ok=True)
+    write_ranks(ranks, out_dir / f"{args.model}.parquet")
+    values = multi_positive_metrics(ranks["negative_rank"], ranks["user"], ("recall", "ndcg", "hit"), 10)
+    metrics = {f"{m}@10": float(v) for m, v in zip(values["metric"], values["value"], strict=True)}
+    record.update({
+        "split": {
+            "kind": "ratio",
+            "test_fraction": args.test_fraction,
+            "seed": seed,
+            "rule": "each user's items in a seeded random order; the first floor(f t) held out, one "
+                    "when 0 < f t < 1 and t >= 2 (RecBole RS split, order RO)",
+            "source": "all pairs of the dataset: its training pairs and its leave-one-out item",
+        },
+        "protocol": "unseen",
+        "n_train_pairs": int(train.nnz),
+        "n_test_users": int(ranks["user"].nunique()),
+        "n_positives": len(ranks),
+        "fit_seconds": record.pop("fit_seconds"),
+        "rank_seconds": record.pop("rank_seconds"),
+        "metrics": metrics,
+        "itemsampling_version": __version__,
+    })
+    (out_dir / f"{args.model}.json").write_text(json.dumps(record, indent=2) + "\n")
+    return out_dir, ", ".join(f"{k} {v:.4f}" for k, v in metrics.items())
