@@ -154,8 +154,11 @@ def compare_sampled_metrics(ranks: pd.DataFrame, n_negatives: int, *, design: st
     """Exact, uncorrected sampled and corrected metrics of a ratio ranks table.
 
     ``exact`` are the metrics of the full sort (each positive at its ``rank``, RecBole's full
-    evaluation); per repeat, ``sampled`` are the metrics among the sampled candidates (each
-    positive at r_i plus the positives above it, as RecBole's ``uniN`` mode ranks them) and
+    evaluation: :func:`itemsampling.multi_positive.positions` of the ``negative_rank`` column
+    are a user's ``rank`` values); per repeat, ``sampled`` are the metrics among the sampled
+    candidates, each positive at r_i plus the user's positives with a smaller r (with shared
+    negatives exactly its place among them and the other positives, as RecBole's ``uniN`` mode
+    ranks it; with negatives per positive there is no common list and this is the same rule) and
     ``corrected`` the estimates of :func:`itemsampling.multi_positive.estimate_multi_positive`
     with N = N_u - P_u + 1 and n = m + 1.
 
