@@ -119,6 +119,14 @@ def test_train_command_writes_ratio_ranks(tmp_path):
     assert record["metrics"]["recall@10"] == pytest.approx(exact["value"].iloc[0], abs=0)
 
 
+@pytest.mark.parametrize(("option", "message"), [(["--protocols", "all"], "unseen protocol only"),
+                                               (["--test-fraction", "1.5"], "strictly between 0 and 1")])
+def test_train_command_rejects_bad_ratio_options(option, message, tmp_path, capsys):
+    assert main(["train", "--dataset", "no-such-dataset", "--model", "popularity", "--split", "ratio", *option,
+                 "--out-dir", str(tmp_path / "out")]) == 2
+    assert message in capsys.readouterr().err
+
+
 # ----- sampled ranks of several positives -------------------------------------------------------
 
 #: one user: 9 candidates, 3 positives at negative ranks 1, 3, 3 (a tie: adjacent positives) and

@@ -114,6 +114,11 @@ def run(args: argparse.Namespace) -> int:
     seed = check_seed(args.seed)
     if args.out_dir:
         check_output_dir(args.out_dir)
+    if args.split == "ratio":  # fail before loading anything
+        if args.protocols not in (list(PROTOCOLS), ["unseen"]):
+            raise ValueError("--split ratio ranks under the unseen protocol only; drop --protocols")
+        if not 0 < args.test_fraction < 1:
+            raise ValueError(f"--test-fraction must lie strictly between 0 and 1, got {args.test_fraction}")
     overrides = parse_overrides(args.overrides)
     model = make_model(args.model, args.dataset, overrides)  # fails early on a bad name or key
     dataset = load_dataset(args.dataset)
@@ -181,8 +186,6 @@ def _ratio(args, model, dataset, seed, record) -> tuple[Path, str]:
     """Hold out a share of each user's items, fit on the rest, rank every held-out item."""
     from ..data.splits import all_interactions, ratio_split
 
-    if args.protocols != list(PROTOCOLS) and args.protocols != ["unseen"]:
-        raise ValueError("--split ratio ranks under the unseen protocol only; drop --protocols")
     out_dir = Path(args.out_dir or os.path.join("results", "ranks", args.dataset, "ratio"))
     train, test = ratio_split(all_interactions(dataset), test_fraction=args.test_fraction, seed=seed)
     _, record["fit_seconds"] = _timed(lambda: model.fit(train, seed=seed, progress=args.progress))
