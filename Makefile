@@ -36,7 +36,7 @@ figures: $(STAMP)
 
 # Retrain every model (the global ranks are committed results; see docs/study.md).
 retrain: $(STAMP)
-	$(BIN)/snakemake --profile profiles/local --cores $(CORES) --forcerun train_and_rank
+	$(BIN)/snakemake --profile profiles/local --cores $(CORES) --forcerun train_and_rank train_and_rank_ratio
 
 # Rerun every study step from the committed ranks (every chunk, the tables of every study
 # and the notebooks; the models are not retrained: that is make retrain) and verify that every

@@ -100,20 +100,23 @@ def multi_positive_metrics(negative_ranks: ArrayLike, users: ArrayLike, metrics:
     return pd.DataFrame(rows)
 
 
-def estimate_multi_positive(sampled_ranks: ArrayLike, users: ArrayLike, n_items: int, sample_size: int,
+def estimate_multi_positive(sampled_ranks: ArrayLike, users: ArrayLike, n_items: int | ArrayLike, sample_size: int,
                             metrics: Sequence[str] | str = MULTI_METRICS,
                             ks: Iterable[int] | int = (1, 5, 10, 20, 50)) -> pd.DataFrame:
     """Estimate the metrics of :func:`multi_positive_metrics` from each positive's sampled rank.
 
     R̂_i = 1 + (N-1)(r_i-1)/(n-1) (KDD'20 eq. 20, unbiased for R_i under uniform sampling with or
     without replacement), then the metrics at R̂_i. ``n_items`` is N, the positive plus its
-    non-relevant candidates; ``sample_size`` is n, the positive plus its n-1 negatives (per
+    non-relevant candidates (one number, or one per positive: N_u - P_u + 1); ``sample_size`` is n, the positive plus its n-1 negatives (per
     positive, or shared by the user's positives with the other positives left out of the ranking).
     Returns columns ``metric``, ``k``, ``estimate``.
     """
     r = np.asarray(sampled_ranks)
     if np.any(r < 1) or np.any(r > sample_size):
         raise ValueError(f"sampled ranks must lie in 1..{sample_size}")
+    n_items = np.asarray(n_items)
+    if n_items.ndim and n_items.shape != r.shape:
+        raise ValueError("n_items must be one number or one per sampled rank")
     rhat = 1 + (n_items - 1) * (r - 1) / (sample_size - 1)
     table = multi_positive_metrics(rhat, users, metrics, ks)
     return table.rename(columns={"value": "estimate"})

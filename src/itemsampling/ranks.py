@@ -56,6 +56,8 @@ __all__ = [
     "adaptive_sampled_ranks",
     "global_ranks",
     "preceding",
+    "positive_ranks",
+    "positive_ranks_from_scores",
     "ranks_from_scores",
     "read_ranks",
     "sampled_ranks",
@@ -206,6 +208,104 @@ def global_ranks(
         p: pd.DataFrame({"user": users, "item": targets, "rank": out[p]["rank"], "n_candidates": out[p]["n"]})
         for p in protocols
     }
+
+
+def positive_ranks_from_scores(scores, users, positives, *, exclude=None, seed: int) -> pd.DataFrame:
+    """Ranks of several held-out items (positives) per user in a batch of score rows.
+
+    In the seeded total order of :func:`ranks_from_scores` (score, then :func:`tie_break_keys`),
+    user u's candidates are the items not in ``exclude`` (the training items): N_u of them,
+    among them its P_u positives. For positive i,
+
+    * ``rank`` = 1 + #{candidates preceding i}, in 1..N_u (the other positives count: its
+      position in RecBole's full sort);
+    * ``negative_rank`` = 1 + #{non-positive candidates preceding i}, in 1..N_u - P_u + 1 (the
+      rank R_i that a sample of negatives sees, with rank = negative_rank + #{positives
+      preceding i}).
+
+    Parameters
+    ----------
+    scores : numpy.ndarray
+        ``(B, N)`` scores of the batch users.
+    users : array_like of int
+        ``(B,)`` user ids (for the tie-break keys).
+    positives : scipy.sparse.csr_matrix
+        ``(B, N)`` held-out items of each row.
+    exclude : scipy.sparse.csr_matrix, optional
+        ``(B, N)`` items that are not candidates; must not contain a positive.
+    seed : int
+        Tie-break seed.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``user``, ``item``, ``rank``, ``negative_rank``, ``n_candidates``,
+        ``n_positives``, one row per positive, ordered by user then item.
+    """
+    scores = np.asarray(scores)
+    _check_scores(scores)
+    n_rows, n_items = scores.shape
+    users = np.asarray(users, dtype=np.int64)
+    status = np.full((n_rows, n_items), 2, dtype=np.int8)  # 0 excluded, 1 positive, 2 other candidate
+    if exclude is not None:
+        exclude = sp.csr_matrix(exclude)
+        status[np.repeat(np.arange(n_rows), np.diff(exclude.indptr)), exclude.indices] = 0
+    positives = sp.csr_matrix(positives)
+    pos_rows = np.repeat(np.arange(n_rows), np.diff(positives.indptr))
+    if (status[pos_rows, positives.indices] == 0).any():
+        raise ValueError("a held-out item is also an excluded (training) item of its user")
+    status[pos_rows, positives.indices] = 1
+    keys = tie_break_keys(users[:, None], np.arange(n_items)[None, :], seed)
+    order = np.lexsort((keys, -scores))
+    ordered = np.take_along_axis(status, order, axis=1)
+    candidate, positive = ordered > 0, ordered == 1
+    before_candidates = np.cumsum(candidate, axis=1) - candidate
+    before_positives = np.cumsum(positive, axis=1) - positive
+    rows, cols = np.nonzero(positive)
+    n_positives = positive.sum(axis=1)
+    frame = pd.DataFrame({
+        "user": users[rows],
+        "item": order[rows, cols].astype(np.int64),
+        "rank": 1 + before_candidates[rows, cols].astype(np.int64),
+        "negative_rank": 1 + (before_candidates[rows, cols] - before_positives[rows, cols]).astype(np.int64),
+        "n_candidates": candidate.sum(axis=1)[rows].astype(np.int64),
+        "n_positives": n_positives[rows].astype(np.int64),
+    })
+    return frame.sort_values(["user", "item"], kind="stable", ignore_index=True)
+
+
+def positive_ranks(model: Recommender, test, *, seed: int = 0, batch_size: int = 256,
+                   progress: bool | None = None) -> pd.DataFrame:
+    """Ranks of every held-out item of every test user (several per user) under ``unseen``.
+
+    Each user with at least one item in ``test`` is scored once; its candidates are all items
+    but its training items (``model.train_``), the other held-out items included, as in a full
+    sort. See :func:`positive_ranks_from_scores` for the columns.
+
+    Parameters
+    ----------
+    model : Recommender
+        A fitted model.
+    test : scipy.sparse.csr_matrix
+        ``(n_users, n_items)`` held-out items, disjoint from the training matrix.
+    seed : int
+        Tie-break seed.
+    batch_size : int
+        Users scored at once (the batch holds a few ``batch_size x n_items`` arrays).
+    progress : bool or None
+        Progress bar; ``None`` shows it only in an interactive terminal.
+    """
+    test = sp.csr_matrix(test)
+    if test.shape != model.train_.shape:
+        raise ValueError(f"test has shape {test.shape}, the training matrix {model.train_.shape}")
+    users = np.flatnonzero(np.diff(test.indptr))
+    if users.size == 0:
+        raise ValueError("no test users: the held-out matrix is empty")
+    frames = [
+        positive_ranks_from_scores(scores, batch, test[batch], exclude=model.train_[batch], seed=seed)
+        for batch, scores in score_batches(model, users, batch_size, progress)
+    ]
+    return pd.concat(frames, ignore_index=True)
 
 
 def _min_candidates(model: Recommender, users: np.ndarray, protocol: str) -> int:

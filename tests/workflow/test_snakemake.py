@@ -61,7 +61,7 @@ def test_a_fresh_clone_reruns_the_study_without_retraining(tmp_path):
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     planned = {line.split()[0] for line in result.stdout.splitlines() if line.strip() and line.split()[-1].isdigit()}
     assert "study_chunk" in planned and "tables_04_estimators" in planned
-    assert "train_and_rank" not in planned
+    assert "train_and_rank" not in planned and "train_and_rank_ratio" not in planned
 
 
 def test_every_rule_a_profile_names_exists():

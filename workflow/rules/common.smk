@@ -115,6 +115,13 @@ def check_config(cfg):
                 f"config train.{dataset} names models {unknown} that are not in `models` "
                 f"(known: {sorted(cfg['models'])})"
             )
+    for dataset, models in cfg["ratio_split"]["train"].items():
+        unknown = sorted(set(models) - set(cfg["train"].get(dataset, [])))
+        if unknown:
+            raise ValueError(
+                f"config ratio_split.train.{dataset} names models {unknown} that are not trained on it "
+                f"(train.{dataset}: {cfg['train'].get(dataset, [])}); their hyperparameters come from there"
+            )
     for step in STUDY_STEPS.values():
         studied = load_study(step.study)
         study_cfg = studied.study_config(cfg)
@@ -124,7 +131,15 @@ def check_config(cfg):
                              f"only a notebook's own study (its `study`) may have chunks")
         # the (dataset, model) of every ranks file it reads: results/ranks/<dataset>/<model>/...
         ranks = {(chunk["dataset"], chunk["model"]) for chunk in chunks}
-        ranks |= {Path(p).parts[2:4] for p in studied.inputs(study_cfg) if Path(p).parts[:2] == ("results", "ranks")}
+        inputs = [Path(p).parts for p in studied.inputs(study_cfg) if Path(p).parts[:2] == ("results", "ranks")]
+        ratio = [parts for parts in inputs if len(parts) > 4 and parts[3] == "ratio"]
+        ranks |= {parts[2:4] for parts in inputs if parts not in ratio}
+        for dataset, model in sorted({(parts[2], Path(parts[4]).stem) for parts in ratio}):
+            if model not in cfg["ratio_split"]["train"].get(dataset, []):
+                raise ValueError(
+                    f"study {step.study} of notebook {step.notebook} needs the ratio-split ranks of model "
+                    f"{model!r} on dataset {dataset!r}; add it to ratio_split.train.{dataset}"
+                )
         for dataset, model in sorted(ranks):
             if model not in cfg["train"].get(dataset, []):
                 raise ValueError(
@@ -245,6 +260,19 @@ def ranks_file(dataset, model, protocol):
 
 def train_info(dataset, model):
     return f"results/ranks/{dataset}/{model}/train.json"
+
+
+def ratio_ranks_file(dataset, model):
+    """The ranks of every held-out item of the ratio split (`itemsampling train --split ratio`)."""
+    return f"results/ranks/{dataset}/ratio/{model}.parquet"
+
+
+def ratio_info(dataset, model):
+    return f"results/ranks/{dataset}/ratio/{model}.json"
+
+
+#: every ratio-split ranks file of the config
+RATIO_RANKS = [ratio_ranks_file(d, m) for d, models in sorted(config["ratio_split"]["train"].items()) for m in models]
 
 
 def table(notebook, name):
@@ -388,4 +416,5 @@ def all_targets():
     targets += [t for nb in NOTEBOOKS for t in notebook_tables(nb)]
     targets += [t for nb in NOTEBOOKS for t in read_tables(nb)]
     targets.append(record(DATA_NOTEBOOK, "datasets"))  # so that a fresh clone checks its data
+    targets += RATIO_RANKS  # committed: a fresh clone finds them (rule train_and_rank_ratio)
     return targets

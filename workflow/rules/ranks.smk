@@ -73,3 +73,28 @@ rule popularity_profile:
         BLAS_THREADS
         + "itemsampling profile --dataset {wildcards.dataset} --model {wildcards.model} "
         "{params.options} --seed {params.seed} --out-dir {params.out_dir} > {log} 2>&1"
+
+
+# The ratio split: every held-out item of a random fifth of each user's items, ranked under `unseen`
+# by the model refitted on the rest with the hyperparameters of its leave-one-out run (a new fit:
+# the training data differ). Committed like the leave-one-out ranks, with `ancient` inputs.
+rule train_and_rank_ratio:
+    input:
+        [ancient(path) for path in RANKS_CODE],
+    output:
+        ranks=ratio_ranks_file("{dataset}", "{model}"),
+        info=ratio_info("{dataset}", "{model}"),
+    log:
+        "results/logs/train/{dataset}/ratio/{model}.log",
+    benchmark:
+        "results/logs/train/{dataset}/ratio/{model}.benchmark.tsv",
+    params:
+        options=lambda wildcards: set_options(wildcards.dataset, wildcards.model),
+        seed=config["seed"],
+        fraction=config["ratio_split"]["test_fraction"],
+        out_dir=lambda wildcards, output: str(Path(output.info).parent),
+    threads: 2
+    shell:
+        BLAS_THREADS
+        + "itemsampling train --split ratio --test-fraction {params.fraction} --dataset {wildcards.dataset} "
+        "--model {wildcards.model} {params.options} --seed {params.seed} --out-dir {params.out_dir} > {log} 2>&1"

@@ -14,6 +14,19 @@
       and rank wall times, exact Recall@10 / NDCG@10 per protocol and the name of the state;
     * ``model.npz``: the fitted parameters, if they take at most ``--max-state-mb``; otherwise
       ``itemsampling ranks`` refits the model (fits are deterministic given the seed).
+
+``itemsampling train --split ratio ...`` holds out ``--test-fraction`` (default 0.2) of each
+user's items instead, at random with the seed (RecBole's ``RS`` split, random order; see
+:func:`itemsampling.data.splits.ratio_split`), from all of the dataset's pairs (its training
+pairs and its leave-one-out item), fits the model on the rest and writes, in DIR (default
+``results/ranks/D/ratio``):
+
+    * ``<model>.parquet``: one row per held-out item (positive), columns ``user, item, rank,
+      negative_rank, n_candidates, n_positives`` under ``unseen``
+      (:func:`itemsampling.ranks.positive_ranks`);
+    * ``<model>.json``: as ``train.json``, with the split rule and exact Recall@10, NDCG@10 and
+      HR@10 with several positives (:func:`itemsampling.multi_positive.multi_positive_metrics`).
+      No fitted state is saved.
 """
 
 from __future__ import annotations
@@ -27,20 +40,25 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
+import scipy.sparse as sp
 
 from .. import __version__
 from .._validation import check_seed
 from ..metrics import global_metrics
 from ..models.trained import STATE_FILE, TRAIN_FILE
+from ..multi_positive import multi_positive_metrics
 from ..popularity_profiles import PROFILE_FILE, popularity_profile, write_profile
-from ..ranks import PROTOCOLS, global_ranks, write_ranks
+from ..ranks import PROTOCOLS, global_ranks, positive_ranks, write_ranks
 from ._common import check_output_dir, plain_text
 
 if TYPE_CHECKING:
     from ..data import Dataset
     from ..models.base import Recommender
 
-__all__ = ["Fitted", "add_fit_arguments", "fit", "output_dir", "parse_overrides", "register"]
+__all__ = ["SPLITS", "Fitted", "add_fit_arguments", "fit", "output_dir", "parse_overrides", "register"]
+
+#: how the held-out items are chosen: the dataset's own leave-one-out item, or a ratio split
+SPLITS = ("leave-one-out", "ratio")
 
 
 def parse_value(text: str):
@@ -92,7 +110,12 @@ def register(subparsers) -> None:
                               "and files of an earlier run in DIR are overwritten (default "
                               "results/ranks/<dataset>/<model>, created with its parents)")
     parser.add_argument("--protocols", nargs="+", default=list(PROTOCOLS), choices=PROTOCOLS,
-                        help="candidate protocols to rank under (default: both)")
+                        help="candidate protocols to rank under (default: both; --split ratio: unseen only)")
+    parser.add_argument("--split", choices=SPLITS, default="leave-one-out",
+                        help="held-out items: the dataset's leave-one-out item (default) or a random "
+                             "--test-fraction of each user's items")
+    parser.add_argument("--test-fraction", type=float, default=0.2,
+                        help="share of each user's items held out by --split ratio (default 0.2)")
     parser.add_argument("--max-state-mb", type=float, default=512.0,
                         help="save the fitted parameters only up to this size (default 512 MB)")
     parser.set_defaults(func=run)
@@ -108,13 +131,21 @@ class Fitted:
     seed: int
     out_dir: Path
     fit_seconds: float
+    train: sp.csr_matrix
+    held_out: sp.csr_matrix | None = None  # the ratio split's held-out items (None: leave-one-out)
+
+
+def _split(args: argparse.Namespace) -> str:
+    return getattr(args, "split", "leave-one-out")
 
 
 def output_dir(args: argparse.Namespace) -> Path:
-    """``--out-dir``, checked, or results/ranks/<dataset>/<model>."""
+    """``--out-dir``, checked, or results/ranks/<dataset>/<model> (a ratio split:
+    results/ranks/<dataset>/ratio)."""
     if args.out_dir:
         check_output_dir(args.out_dir)
-    return Path(args.out_dir or os.path.join("results", "ranks", args.dataset, args.model))
+    folder = "ratio" if _split(args) == "ratio" else args.model
+    return Path(args.out_dir or os.path.join("results", "ranks", args.dataset, folder))
 
 
 def fit(args: argparse.Namespace) -> Fitted:
@@ -129,14 +160,31 @@ def fit(args: argparse.Namespace) -> Fitted:
     overrides = parse_overrides(args.overrides)
     model = make_model(args.model, args.dataset, overrides)  # fails early on a bad name or key
     dataset = load_dataset(args.dataset)
+    train, held_out = dataset.train, None
+    if _split(args) == "ratio":
+        from ..data.splits import all_interactions, ratio_split
+
+        train, held_out = ratio_split(all_interactions(dataset), test_fraction=args.test_fraction, seed=seed)
     start = time.perf_counter()
-    model.fit(dataset.train, seed=seed, progress=args.progress)
-    return Fitted(model, dataset, overrides, seed, out_dir, time.perf_counter() - start)
+    model.fit(train, seed=seed, progress=args.progress)
+    return Fitted(model, dataset, overrides, seed, out_dir, time.perf_counter() - start, train, held_out)
+
+
+def _check_split(args: argparse.Namespace) -> None:
+    """Options of ``--split ratio`` checked before anything is loaded."""
+    if args.split == "ratio":
+        if args.protocols not in (list(PROTOCOLS), ["unseen"]):
+            raise ValueError("--split ratio ranks under the unseen protocol only; drop --protocols")
+        if not 0 < args.test_fraction < 1:
+            raise ValueError(f"--test-fraction must lie strictly between 0 and 1, got {args.test_fraction}")
 
 
 def run(args: argparse.Namespace) -> int:
-    """Fit, rank under each protocol and write the outputs; returns the exit status."""
+    """Fit, rank and write the outputs of the chosen split; returns the exit status."""
+    _check_split(args)
     fitted = fit(args)
+    if fitted.held_out is not None:
+        return _ratio(args, fitted)
     model, dataset, overrides, seed, out_dir = (fitted.model, fitted.dataset, fitted.overrides, fitted.seed,
                                                 fitted.out_dir)
     fit_seconds = fitted.fit_seconds
@@ -187,4 +235,49 @@ def run(args: argparse.Namespace) -> int:
     print(f"{args.model} on {args.dataset}: fit {fit_seconds:.1f}s, ranks {rank_seconds:.1f}s, "
           + ", ".join(f"{p} Recall@10 {m['recall@10']:.4f}" for p, m in metrics.items())
           + f" -> {out_dir}")
+    return 0
+
+
+def _ratio(args: argparse.Namespace, fitted: Fitted) -> int:
+    """Rank every held-out item of the ratio split and write its ranks and record."""
+    model, dataset, seed, out_dir = fitted.model, fitted.dataset, fitted.seed, fitted.out_dir
+    start = time.perf_counter()
+    ranks = positive_ranks(model, fitted.held_out, seed=seed, batch_size=args.batch_size, progress=args.progress)
+    rank_seconds = time.perf_counter() - start
+    out_dir.mkdir(parents=True, exist_ok=True)
+    write_ranks(ranks, out_dir / f"{args.model}.parquet")
+    values = multi_positive_metrics(ranks["negative_rank"], ranks["user"], ("recall", "ndcg", "hit"), 10)
+    metrics = {f"{m}@10": float(v) for m, v in zip(values["metric"], values["value"], strict=True)}
+    record = {
+        "dataset": args.dataset,
+        "dataset_description": dataset.description,
+        "model": args.model,
+        "model_class": type(model).__name__,
+        "hyperparameters": model.hyperparameters,
+        "overrides": fitted.overrides,
+        "seed": seed,
+        "tie_break_seed": seed,
+        "device": model.device,
+        "n_users": dataset.n_users,
+        "n_items": dataset.n_items,
+        "split": {
+            "kind": "ratio",
+            "test_fraction": args.test_fraction,
+            "seed": seed,
+            "rule": "each user's items in a seeded random order; the first floor(f t) held out, one "
+                    "when 0 < f t < 1 and t >= 2 (RecBole RS split, order RO)",
+            "source": "all pairs of the dataset: its training pairs and its leave-one-out item",
+        },
+        "protocol": "unseen",
+        "n_train_pairs": int(fitted.train.nnz),
+        "n_test_users": int(ranks["user"].nunique()),
+        "n_positives": len(ranks),
+        "fit_seconds": fitted.fit_seconds,
+        "rank_seconds": rank_seconds,
+        "metrics": metrics,
+        "itemsampling_version": __version__,
+    }
+    (out_dir / f"{args.model}.json").write_text(json.dumps(record, indent=2) + "\n")
+    print(f"{args.model} on {args.dataset} (ratio split): fit {fitted.fit_seconds:.1f}s, ranks {rank_seconds:.1f}s, "
+          + ", ".join(f"{k} {v:.4f}" for k, v in metrics.items()) + f" -> {out_dir}")
     return 0

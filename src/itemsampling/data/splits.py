@@ -1,8 +1,9 @@
-"""Leave-one-out splits and the construction of a :class:`~itemsampling.data.dataset.Dataset`.
+"""Leave-one-out and ratio splits, and the construction of a :class:`~itemsampling.data.dataset.Dataset`.
 
 All four papers evaluate with one held-out item per user (leave-one-out): the rest of the
 user's interactions train the model, the held-out item is ranked (Krichene & Rendle KDD'20 §2;
-Li et al. KDD'20 §5; Jin et al. AAAI'21 §6; Li et al. AAAI'23 §5).
+Li et al. KDD'20 §5; Jin et al. AAAI'21 §6; Li et al. AAAI'23 §5). :func:`ratio_split` holds
+out a fraction of each user's items instead (RecBole's ``RS`` split, random order).
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ import scipy.sparse as sp
 
 from .dataset import Dataset
 
-__all__ = ["dataset_from_indices", "dataset_from_pairs", "latest_per_user", "unique_latest"]
+__all__ = ["all_interactions", "dataset_from_indices", "dataset_from_pairs", "latest_per_user", "ratio_held_out_counts",
+           "ratio_split", "unique_latest"]
 
 
 def _sorted_unique(values: np.ndarray) -> np.ndarray:
@@ -125,3 +127,76 @@ def dataset_from_pairs(
         user_ids=user_ids,
         item_ids=item_ids,
     )
+
+
+def all_interactions(dataset: Dataset) -> sp.csr_matrix:
+    """Every observed (user, item) pair of a leave-one-out dataset: its training matrix plus each
+    user's held-out item, as a binary float32 CSR matrix with sorted indices."""
+    users = dataset.test_users
+    held_out = sp.csr_matrix(
+        (np.ones(users.size, dtype=np.float32), (users, dataset.test_items[users])), shape=dataset.train.shape
+    )
+    out = (dataset.train + held_out).tocsr()
+    out.data[:] = 1.0
+    out.sort_indices()
+    return out
+
+
+def ratio_held_out_counts(n_items_per_user: np.ndarray, test_fraction: float) -> np.ndarray:
+    """Number of held-out items of a user with t items under RecBole's ratio split.
+
+    RecBole (``Dataset._calcu_split_ids`` with ratios [1 - f, f]) holds out c = floor(f t) items,
+    and one item when 0 < f t < 1 provided the training part keeps more than one item
+    (t >= 2); a user with a single item keeps it for training.
+    """
+    t = np.asarray(n_items_per_user, dtype=np.int64)
+    counts = np.floor(test_fraction * t).astype(np.int64)
+    counts[(counts == 0) & (t >= 2)] = 1
+    return counts
+
+
+def ratio_split(interactions: sp.csr_matrix, *, test_fraction: float = 0.2,
+                seed: int) -> tuple[sp.csr_matrix, sp.csr_matrix]:
+    """Hold out a fraction of each user's items, chosen at random (RecBole's ``RS`` split).
+
+    Each user's items are put in a random order (one seeded uniform key per interaction, ties
+    by item id) and the first c_u of them are held out, c_u from :func:`ratio_held_out_counts`
+    (c_u = floor(0.2 t_u) for t_u >= 5 items at the default fraction). RecBole orders a user's
+    interactions by time when ``order: TO`` and at random when ``order: RO``; this is the
+    random order, so the split depends on the seed only, not on timestamps.
+
+    Parameters
+    ----------
+    interactions : scipy.sparse.csr_matrix
+        ``(n_users, n_items)`` observed pairs (non-zero entries), e.g. :func:`all_interactions`.
+    test_fraction : float
+        f in (0, 1), the share of each user's items held out.
+    seed : int
+        Seed of the random order.
+
+    Returns
+    -------
+    train, test : scipy.sparse.csr_matrix
+        Binary float32 matrices of the same shape with disjoint supports whose union is the
+        input's support.
+    """
+    if not 0 < test_fraction < 1:
+        raise ValueError(f"test_fraction must lie strictly between 0 and 1, got {test_fraction}")
+    matrix = sp.csr_matrix(interactions, dtype=np.float32, copy=True)
+    matrix.sum_duplicates()
+    matrix.eliminate_zeros()
+    matrix.sort_indices()
+    per_user = np.diff(matrix.indptr)
+    users = np.repeat(np.arange(matrix.shape[0]), per_user)
+    keys = np.random.default_rng(seed).random(matrix.nnz)
+    order = np.lexsort((matrix.indices, keys, users))
+    place = np.empty(matrix.nnz, dtype=np.int64)
+    place[order] = np.arange(matrix.nnz) - matrix.indptr[users[order]]
+    held = place < ratio_held_out_counts(per_user, test_fraction)[users]
+    parts = []
+    for keep in (~held, held):
+        part = sp.csr_matrix((np.ones(keep.sum(), dtype=np.float32), (users[keep], matrix.indices[keep])),
+                             shape=matrix.shape)
+        part.sort_indices()
+        parts.append(part)
+    return parts[0], parts[1]
