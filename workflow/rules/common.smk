@@ -262,6 +262,11 @@ def train_info(dataset, model):
     return f"results/ranks/{dataset}/{model}/train.json"
 
 
+def profile_file(dataset, model):
+    """The popularity profile of a model's unseen ranks (rule popularity_profile)."""
+    return f"results/ranks/{dataset}/{model}/popularity_profile.parquet"
+
+
 def ratio_ranks_file(dataset, model):
     """The ranks of every held-out item of the ratio split (`itemsampling train --split ratio`)."""
     return f"results/ranks/{dataset}/ratio/{model}.parquet"

@@ -41,18 +41,6 @@ rule train_and_rank:
 # train` writes the profile too. Committed results, like the ranks: their input is `ancient`.
 
 
-def profile_file(dataset, model):
-    return f"results/ranks/{dataset}/{model}/popularity_profile.parquet"
-
-
-#: the profiles of the study datasets' models (config `sampling_theorem`), for the rules that read them
-POPULARITY_PROFILES = [
-    profile_file(dataset, model)
-    for dataset in config["sampling_theorem"]["datasets"]
-    for model in config["sampling_theorem"]["models"]
-]
-
-
 rule popularity_profile:
     input:
         unseen=ancient(ranks_file("{dataset}", "{model}", "unseen")),
