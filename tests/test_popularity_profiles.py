@@ -13,6 +13,7 @@ from itemsampling.kernels import rank_kernel
 from itemsampling.models.base import Recommender
 from itemsampling.popularity_profiles import (
     PopularityProfile,
+    mixture_sampled_ranks,
     popularity_classes,
     popularity_profile,
     popularity_sampled_ranks,
@@ -231,6 +232,30 @@ def test_alpha_zero_is_the_binomial_kernel(problem):
         if expected[-1] == 0:
             expected, observed = expected[:-1], observed[:-1]
         assert stats.chisquare(observed, expected * observed.sum() / expected.sum()).pvalue > 1e-4
+
+
+def test_mixture_sampler(problem):
+    """Defensive mixture: per user r - 1 is Binomial(m, Σ_{j above} p_j) with p_j = λ/(N_u - 1) +
+    (1 - λ) w_b/Z_u (checked on its mean), the Hansen–Hurwitz mean is R_u for every user, items of
+    count 0 included (λ > 0 draws them), and λ = 1 is the binomial kernel's mean."""
+    model, targets = problem
+    profile = popularity_profile(model, targets, seed=SEED)
+    lam, alpha, m, repeats = 0.3, 1.0, 20, 3000
+    ranks, hh = mixture_sampled_ranks(profile, alpha, lam, m, repeats=repeats, rng=6)
+    w = profile.representative ** alpha
+    p = lam / (profile.n_candidates - 1)[:, None] + (1 - lam) * w[None, :] / (profile.pool @ w)[:, None]
+    q = (profile.above * p).sum(axis=1)
+    se_r = np.sqrt(m * q * (1 - q) / repeats)
+    assert np.all(np.abs(ranks.mean(axis=0) - 1 - m * q) <= 5 * se_r + 1e-9)
+    se = hh.std(axis=0) / np.sqrt(repeats)
+    assert (profile.above[:, w == 0] > 0).any()  # some targets have never-trained items above them
+    assert np.all(np.abs(hh.mean(axis=0) - profile.ranks) <= 5 * se + 1e-9)
+    uniform, _ = mixture_sampled_ranks(profile, alpha, 1.0, m, repeats=repeats, rng=7)
+    share = (profile.ranks - 1) / (profile.n_candidates - 1)
+    assert np.all(np.abs(uniform.mean(axis=0) - 1 - m * share)
+                  <= 5 * np.sqrt(m * share * (1 - share) / repeats) + 1e-9)
+    with pytest.raises(ValueError, match="uniform_weight"):
+        mixture_sampled_ranks(profile, alpha, 1.5, m)
 
 
 def test_stratified_sampler(problem):

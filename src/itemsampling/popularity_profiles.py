@@ -39,6 +39,7 @@ from .ranks import PROTOCOLS, preceding
 __all__ = [
     "PROFILE_FILE",
     "PopularityProfile",
+    "mixture_sampled_ranks",
     "popularity_classes",
     "popularity_profile",
     "popularity_sampled_ranks",
@@ -312,6 +313,73 @@ def popularity_sampled_ranks(profile: PopularityProfile, alpha: float, n_draws: 
     pvals = np.concatenate([cells, rest[:, None]], axis=1)
     pvals /= pvals.sum(axis=1, keepdims=True)
     inverse = np.divide(mass[:, None], weights[None, :], out=np.zeros(cells.shape), where=weights[None, :] > 0)
+    ranks = np.empty((repeats, profile.users.size), np.int64)
+    estimates = np.empty((repeats, profile.users.size))
+    for rep in range(repeats):
+        drawn = gen.multinomial(n_draws, pvals)[:, :-1]
+        ranks[rep] = 1 + drawn.sum(axis=1)
+        estimates[rep] = 1 + (drawn * inverse).sum(axis=1) / n_draws
+    return ranks, estimates
+
+
+def mixture_sampled_ranks(profile: PopularityProfile, alpha: float, uniform_weight: float, n_draws: int, *,
+                          repeats: int = 1, rng=None) -> tuple[np.ndarray, np.ndarray]:
+    """Sampled ranks and Hansen–Hurwitz rank estimates under a defensive mixture of uniform and
+    popularity^α sampling.
+
+    Each of the m = ``n_draws`` draws (with replacement, target excluded) picks candidate j of
+    class b with p_uj = λ / (N_u - 1) + (1 - λ) w_b / Z_u, λ = ``uniform_weight``, w_b = rep_b^α,
+    Z_u = Σ_b pool[u, b] w_b (Hesterberg's defensive importance sampling: p_uj >= λ / (N_u - 1),
+    so every candidate can be drawn, and in the Hansen–Hurwitz variance (Σ_{j above} 1/p_uj -
+    (R_u - 1)²)/m the sum Σ_{j above} 1/p_uj is at most 1/λ times its uniform value
+    (R_u - 1)(N_u - 1)). As in
+    :func:`popularity_sampled_ranks` the draws preceding the target are one multinomial draw per
+    user with cells above[u, b] p_ub; r_u = 1 + #{draws preceding} and
+    R̂_u = 1 + (1/m) Σ_{draws d preceding} 1/p_{u j_d}, unbiased for R_u when λ > 0.
+    λ = 1 is uniform sampling with replacement; λ = 0 is :func:`popularity_sampled_ranks`.
+
+    Parameters
+    ----------
+    profile : PopularityProfile
+        From :func:`popularity_profile` or :func:`read_profile`.
+    alpha : float
+        Exponent α >= 0 of the popularity component.
+    uniform_weight : float
+        λ in [0, 1], the share of the uniform component.
+    n_draws : int
+        m, negatives per user.
+    repeats : int
+        Independent samples per user.
+    rng : numpy.random.Generator, int or None
+        Randomness.
+
+    Returns
+    -------
+    ranks : numpy.ndarray
+        ``(repeats, U)`` int64 sampled ranks r_u in 1..m + 1.
+    estimates : numpy.ndarray
+        ``(repeats, U)`` float Hansen–Hurwitz estimates of R_u.
+    """
+    alpha = _check_alpha(alpha)
+    lam = float(uniform_weight)
+    if not 0.0 <= lam <= 1.0:
+        raise ValueError(f"uniform_weight must lie in [0, 1] (the uniform share of the mixture), got {uniform_weight}")
+    n_draws = check_positive_integer("n_draws", n_draws)
+    repeats = check_positive_integer("repeats", repeats)
+    gen = as_generator(rng)
+    weights = profile.representative ** alpha
+    mass = profile.pool @ weights
+    if lam < 1 and (mass <= 0).any():
+        raise ValueError(f"{int((mass <= 0).sum())} user(s) have no candidate with positive popularity weight "
+                         f"under alpha = {alpha}; use alpha = 0 or uniform_weight = 1")
+    others = (profile.n_candidates - 1).astype(np.float64)
+    popular = np.divide(weights[None, :], mass[:, None], out=np.zeros(profile.pool.shape), where=mass[:, None] > 0)
+    item_p = lam / others[:, None] + (1.0 - lam) * popular  # per-item probability of each class, per user
+    cells = profile.above * item_p
+    rest = np.clip(1.0 - cells.sum(axis=1), 0.0, 1.0)
+    pvals = np.concatenate([cells, rest[:, None]], axis=1)
+    pvals /= pvals.sum(axis=1, keepdims=True)
+    inverse = np.divide(1.0, item_p, out=np.zeros(item_p.shape), where=item_p > 0)
     ranks = np.empty((repeats, profile.users.size), np.int64)
     estimates = np.empty((repeats, profile.users.size))
     for rep in range(repeats):

@@ -21,8 +21,9 @@ Chunks: one per (dataset, model). Each chunk's runs (:data:`RUN_COLUMNS`, ``part
   budget b of every design of ``designs`` (:data:`DESIGNS`: uniform sampling of b items with
   MN_MES or MLE), so that all designs score the same number of items per user on average.
   Popularity sampling with a Hansen-Hurwitz correction and a proxy-guided importance sampler need
-  a popularity profile of each model's ranking, which the committed global ranks do not hold: they
-  are further entries of :data:`DESIGNS` once such profiles exist.
+  a popularity profile of each model's ranking, which the global ranks do not hold: the further
+  study :mod:`.popularity_protocols` runs them from the committed profiles at the budgets b of
+  this study's ``designs`` table (its table ``popularity_designs``).
 
 Tables (``results/tables/05_protocols_in_use/``):
 
@@ -44,7 +45,8 @@ Tables (``results/tables/05_protocols_in_use/``):
 * ``findings``: the notebook's findings, each with the table that shows it (:func:`findings`).
 
 The model pairs (compare.py's paired interval, A-vs-A false alarms) are the further study
-:mod:`.model_pairs`. Configuration: section ``protocols_in_use`` of ``config/config.yaml``.
+:mod:`.model_pairs`; popularity-sampled negatives :mod:`.popularity_protocols`; several held-out
+items per user :mod:`.ratio_protocols`. Configuration: section ``protocols_in_use`` of ``config/config.yaml``.
 """
 
 from __future__ import annotations
@@ -93,9 +95,10 @@ def _uniform(method: str) -> Callable[..., pd.DataFrame]:
 #: the fixed-budget designs by name: each takes the global ranks (and the ranks table, for designs
 #: that need item ids), the budget b and the engine's arguments, and returns the engine's runs
 DESIGNS: dict[str, Callable[..., pd.DataFrame]] = {"uniform_mn_mes": _uniform("mn_mes"), "uniform_mle": _uniform("mle")}
-#: designs that need inputs the committed global ranks do not hold
+#: designs that need inputs the committed global ranks do not hold: the further study
+#: :mod:`.popularity_protocols` runs them at the same budgets (table ``popularity_designs``)
 _LATER = {"popularity_corrected": "a popularity profile of each model's ranking",
-          "proxy_importance": "a proxy score of every item and the ranking's profile over it"}
+          "proxy_importance": "a popularity profile of each model's ranking (popularity is the proxy)"}
 
 
 # ----------------------------------------------------------------------------- configuration
@@ -113,8 +116,8 @@ def _checked(config: Mapping) -> Mapping:
         check_choice("scheme", scheme, ("binomial", "hypergeometric"))
     for name in config["designs"]["names"]:
         if name in _LATER:
-            raise ValueError(f"design {name!r} needs {_LATER[name]}, which the committed global ranks do not hold; "
-                             f"designs available: {', '.join(DESIGNS)}")
+            raise ValueError(f"design {name!r} needs {_LATER[name]}, which the committed global ranks do not hold: "
+                             f"the study popularity_protocols runs it; designs available here: {', '.join(DESIGNS)}")
         check_choice("design", name, DESIGNS)
     if min(config["designs"]["n_max"]) < config["designs"]["n0"]:
         raise ValueError(f"protocols_in_use.designs.n_max must all be >= n0 = {config['designs']['n0']}")

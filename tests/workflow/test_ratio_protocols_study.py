@@ -1,0 +1,89 @@
+"""The study ratio_protocols of notebook 05 on tiny ratio-split ranks: the exact values against the
+metrics of the full ranking, the sampled values against a direct computation, the pair orders,
+determinism and a missing ranks file."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from itemsampling.multi_positive import multi_positive_metrics
+from itemsampling.studies import ratio_protocols as rp
+from itemsampling.studies.tables import write_table
+
+CONFIG = {"datasets": ["tiny"], "models": ["m1", "m2", "m3"], "negatives": 20, "designs": ["per_positive", "shared"],
+          "replace": True, "metrics": ["recall", "ndcg", "hit"], "ks": [1, 5, 10], "repeats": 4}
+
+
+def _ratio_ranks(scale: float, seed: int, n_users: int = 120, n_items: int = 300) -> pd.DataFrame:
+    """Each user 2..6 positives with ranks among her negatives (as `itemsampling train --split ratio`)."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for u in range(n_users):
+        p = int(rng.integers(2, 7))
+        n_candidates = n_items - int(rng.integers(0, 50))
+        negative = np.minimum(rng.geometric(1.0 / scale, p), n_candidates - p + 1)
+        for i, r in enumerate(negative):
+            rows.append({"user": u, "item": i, "negative_rank": int(r), "n_candidates": n_candidates,
+                         "n_positives": p})
+    frame = pd.DataFrame(rows)
+    order = frame.sort_values(["user", "negative_rank"], kind="stable")
+    frame.loc[order.index, "rank"] = order["negative_rank"] + order.groupby("user").cumcount()
+    return frame.astype({"rank": np.int64})
+
+
+@pytest.fixture(scope="module")
+def root(tmp_path_factory):
+    root = tmp_path_factory.mktemp("ratio")
+    for j, (model, scale) in enumerate((("m1", 5.0), ("m2", 20.0), ("m3", 60.0))):
+        path = rp.ratio_path("tiny", model, root)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        _ratio_ranks(scale, 30 + j).to_parquet(path)
+    return root
+
+
+def test_exact_values_are_the_full_rankings_metrics(root):
+    ranks = pd.read_parquet(rp.ratio_path("tiny", "m2", root))
+    runs = rp.model_runs(ranks, CONFIG, 1, "tiny", "m2")
+    exact = runs[runs["kind"] == "exact"]
+    assert set(exact["design"]) == {"per_positive", "shared"} and (exact["repeat"] == -1).all()
+    users = ranks["user"].to_numpy()
+    direct = multi_positive_metrics(ranks["negative_rank"].to_numpy(), users, ["recall", "ndcg", "hit"], [1, 5, 10])
+    recall5 = exact[(exact["metric"] == "recall") & (exact["k"] == 5)]["value"]
+    assert recall5.nunique() == 1
+    assert recall5.iloc[0] == pytest.approx(direct.query("metric == 'recall' and k == 5")["value"].item())
+    # Recall@K from the full ranking's positions (column rank), user by user
+    per_user = ranks.assign(hit=ranks["rank"] <= 5).groupby("user")["hit"].mean()
+    assert recall5.iloc[0] == pytest.approx(per_user.mean())
+    assert set(runs["kind"]) == {"exact", "sampled", "corrected"}
+    assert runs[runs["kind"] != "exact"].groupby(["design", "kind", "metric", "k"]).size().eq(4).all()
+
+
+def test_accuracy_and_winners(root):
+    tables = rp.study_tables(CONFIG, 1, None, root)
+    acc = tables["ratio_accuracy"]
+    assert set(acc["kind"]) == {"sampled", "corrected"} and (acc["repeats"] == 4).all()
+    row = acc.iloc[0]
+    assert row["rmse"] ** 2 == pytest.approx(row["bias"] ** 2 + row["sd"] ** 2 * 3 / 4)
+    # the sampled metric among 21 candidates exceeds the exact one (a sampled rank <= the global rank)
+    sampled = acc[(acc["kind"] == "sampled") & (acc["metric"] == "recall")]
+    assert (sampled["bias"] >= 0).all()
+    win = tables["ratio_winners"]
+    assert (win["pairs"] == 3).all() and (win["cases"] == 12).all() and win["fraction"].between(0, 1).all()
+
+
+def test_tables_are_deterministic_byte_for_byte(root, tmp_path):
+    for attempt in range(2):
+        for name, table in rp.study_tables(CONFIG, 1, None, root).items():
+            write_table(table, tmp_path / str(attempt) / f"{name}.csv")
+    for path in (tmp_path / "0").iterdir():
+        assert path.read_bytes() == (tmp_path / "1" / path.name).read_bytes(), path.name
+
+
+def test_missing_ranks_and_bad_design_are_named(root):
+    with pytest.raises(FileNotFoundError, match="--split ratio"):
+        rp.study_tables({**CONFIG, "models": ["m9"]}, 1, None, root)
+    ranks = pd.read_parquet(rp.ratio_path("tiny", "m1", root))
+    with pytest.raises(ValueError, match="design"):
+        rp.model_runs(ranks, {**CONFIG, "designs": ["per_user"]}, 1, "tiny", "m1")
