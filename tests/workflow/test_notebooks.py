@@ -11,16 +11,21 @@ import pandas as pd
 import pytest
 import yaml
 
+from itemsampling.popularity_profiles import write_profile
 from itemsampling.studies import (
     adaptive_sensitivity,
     live_evaluation,
     mn_users,
     model_pairs,
+    popularity_protocols,
+    ratio_protocols,
     wmle_readings,
 )
 from itemsampling.studies.registry import load_study
 from itemsampling.studies.tables import find_root, read_table, write_table
 from itemsampling.studies.verdicts import CHECKS_PATH, VERDICTS_PATH, verdict_tables
+
+from .protocol_helpers import tiny_profile, tiny_ratio_ranks
 
 REPO = Path(__file__).resolve().parents[2]
 NOTEBOOKS = yaml.safe_load((REPO / "workflow" / "notebooks.yaml").read_text())
@@ -75,6 +80,8 @@ def test_notebook_runs_on_tiny_tables_and_shows_every_figure(name, tiny_results,
     if "model_pairs" in studies:
         pairs = model_pairs.study_config({"protocols_in_use": config})
         further["model_pairs"] = model_pairs.study_tables(pairs, 0, None, tiny_results)
+    if {"popularity_protocols", "ratio_protocols"} <= set(studies):  # profiles and ratio ranks written here
+        further.update(_tiny_protocols(tiny_results, config))
     if {"wmle_readings", "mn_users"} <= set(studies):
         further.update(_tiny_checks(tiny_results, config))
     assert {study: set(made) for study, made in further.items()} == {study: set(t) for study, t in studies.items()}
@@ -104,6 +111,22 @@ def test_notebook_runs_on_tiny_tables_and_shows_every_figure(name, tiny_results,
             else [figure["name"]]
         for stem in stems:
             assert (tiny_results / "figures" / name / f"{stem}.pdf").exists(), stem
+
+
+def _tiny_protocols(root: Path, config: dict) -> dict:
+    """The tables of studies popularity_protocols and ratio_protocols for the tiny run of notebook
+    05, from tiny popularity profiles and ratio ranks of its models (the designs table of its own
+    study is written before)."""
+    section = {"protocols_in_use": config}
+    popularity, ratio = popularity_protocols.study_config(section), ratio_protocols.study_config(section)
+    for j, model in enumerate(popularity["models"]):
+        write_profile(tiny_profile(10.0 + 30 * j, j), popularity_protocols.profile_path("tiny", model, root))
+    for j, model in enumerate(ratio["models"]):
+        path = ratio_protocols.ratio_path("tiny", model, root)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tiny_ratio_ranks(10.0 + 30 * j, j).to_parquet(path)
+    return {"popularity_protocols": popularity_protocols.study_tables(popularity, 0, None, root),
+            "ratio_protocols": ratio_protocols.study_tables(ratio, 0, None, root)}
 
 
 def _tiny_checks(root: Path, config: dict) -> dict:

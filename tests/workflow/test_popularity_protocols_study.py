@@ -9,44 +9,23 @@ import pandas as pd
 import pytest
 
 from itemsampling.kernels import KernelCache
-from itemsampling.popularity_profiles import (
-    PopularityProfile,
-    popularity_sampled_ranks,
-    write_profile,
-)
+from itemsampling.popularity_profiles import popularity_sampled_ranks, write_profile
 from itemsampling.studies import popularity_protocols as pp
 from itemsampling.studies.engine import derive_seed, draw_sampled_ranks
 from itemsampling.studies.tables import table_path, write_table
+
+from .protocol_helpers import CLASS_SIZES, tiny_profile
 
 CONFIG = {"datasets": ["tiny"], "models": ["m1", "m2", "m3"], "protocol": "unseen", "n_item_groups": 2,
           "metrics": ["recall", "ndcg"], "ks": [1, 5], "negatives": 10, "alphas": [0.5, 1.0],
           "as_uniform_alphas": [1.0], "level": 0.95, "repeats": 3, "strata": 3,
           "proxy": {"uniform_weight": 0.5, "alpha": 1.0}, "design_repeats": 2}
-REPRESENTATIVE = np.array([0.0, 1.0, 2.0, 5.0, 20.0])
-CLASS_SIZES = np.array([10, 60, 40, 30, 10])
-
-
-def _profile(scale: float, seed: int, n_users: int = 200) -> PopularityProfile:
-    """Users whose candidates are the whole catalogue of 150 items less a few of each class; the
-    items above the target are drawn class by class, popular classes more often for larger scale."""
-    rng = np.random.default_rng(seed)
-    seen = rng.integers(0, 3, (n_users, CLASS_SIZES.size))
-    pool = CLASS_SIZES - seen
-    pool[:, 1] -= 1  # the target is of class 1
-    share = np.minimum(1.0, scale / 100 * (1 + np.arange(CLASS_SIZES.size)) / CLASS_SIZES.size)
-    above = rng.binomial(pool, share[None, :] * rng.random((n_users, 1)))
-    ranks = 1 + above.sum(axis=1)
-    return PopularityProfile(users=np.arange(n_users), items=np.zeros(n_users, np.int64), ranks=ranks,
-                             n_candidates=pool.sum(axis=1) + 1, above=above, pool=pool,
-                             representative=REPRESENTATIVE, upper=REPRESENTATIVE.astype(np.int64), protocol="unseen")
-
-
 @pytest.fixture(scope="module")
 def root(tmp_path_factory):
     """Profiles of three models and notebook 05's designs table (budgets 8 and 20 items per user)."""
     root = tmp_path_factory.mktemp("popularity")
     for j, (model, scale) in enumerate((("m1", 5.0), ("m2", 20.0), ("m3", 60.0))):
-        write_profile(_profile(scale, 50 + j), pp.profile_path("tiny", model, root))
+        write_profile(tiny_profile(scale, 50 + j), pp.profile_path("tiny", model, root))
     rows = [{"dataset": "tiny", "model": m, "n_max": n, "design": d, "metric": "recall", "k": 1,
              "items_per_user": b if d == "uniform_mn_mes" else b + 0.3}
             for m in CONFIG["models"] for n, b in ((40, 8.0), (80, 20.0)) for d in ("adaptive_mle", "uniform_mn_mes")]

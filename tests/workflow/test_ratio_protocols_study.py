@@ -4,7 +4,6 @@ determinism and a missing ranks file."""
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 import pytest
 
@@ -12,25 +11,10 @@ from itemsampling.multi_positive import multi_positive_metrics
 from itemsampling.studies import ratio_protocols as rp
 from itemsampling.studies.tables import write_table
 
+from .protocol_helpers import tiny_ratio_ranks
+
 CONFIG = {"datasets": ["tiny"], "models": ["m1", "m2", "m3"], "negatives": 20, "designs": ["per_positive", "shared"],
           "replace": True, "metrics": ["recall", "ndcg", "hit"], "ks": [1, 5, 10], "repeats": 4}
-
-
-def _ratio_ranks(scale: float, seed: int, n_users: int = 120, n_items: int = 300) -> pd.DataFrame:
-    """Each user 2..6 positives with ranks among her negatives (as `itemsampling train --split ratio`)."""
-    rng = np.random.default_rng(seed)
-    rows = []
-    for u in range(n_users):
-        p = int(rng.integers(2, 7))
-        n_candidates = n_items - int(rng.integers(0, 50))
-        negative = np.minimum(rng.geometric(1.0 / scale, p), n_candidates - p + 1)
-        for i, r in enumerate(negative):
-            rows.append({"user": u, "item": i, "negative_rank": int(r), "n_candidates": n_candidates,
-                         "n_positives": p})
-    frame = pd.DataFrame(rows)
-    order = frame.sort_values(["user", "negative_rank"], kind="stable")
-    frame.loc[order.index, "rank"] = order["negative_rank"] + order.groupby("user").cumcount()
-    return frame.astype({"rank": np.int64})
 
 
 @pytest.fixture(scope="module")
@@ -39,7 +23,7 @@ def root(tmp_path_factory):
     for j, (model, scale) in enumerate((("m1", 5.0), ("m2", 20.0), ("m3", 60.0))):
         path = rp.ratio_path("tiny", model, root)
         path.parent.mkdir(parents=True, exist_ok=True)
-        _ratio_ranks(scale, 30 + j).to_parquet(path)
+        tiny_ratio_ranks(scale, 30 + j).to_parquet(path)
     return root
 
 

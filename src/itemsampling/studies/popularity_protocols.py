@@ -67,8 +67,8 @@ from ..popularity_profiles import (
 from .engine import derive_seed, draw_sampled_ranks, exact_values
 from .tables import table_path
 
-__all__ = ["chunks", "class_strata", "inputs", "model_runs", "profile_path", "sample_sizes", "study_config",
-           "study_tables"]
+__all__ = ["accuracy", "chunks", "class_strata", "design_errors", "findings", "inputs", "model_runs", "profile_path",
+           "sample_sizes", "study_config", "study_tables", "winners"]
 
 NOTEBOOK = "05_protocols_in_use"
 #: the columns of a (dataset, model)'s runs
@@ -274,3 +274,52 @@ def study_tables(config: Mapping, seed: int, runs: pd.DataFrame | None = None,
     runs = pd.concat(frames, ignore_index=True)
     return {"popularity_accuracy": accuracy(runs), "popularity_winners": winners(runs),
             "popularity_designs": design_errors(runs)}
+
+
+# ----------------------------------------------------------------------------- findings
+
+
+def _share(value: float) -> str:
+    return f"{100 * value:.0f}%"
+
+
+def findings(tables: Mapping[str, pd.DataFrame], ks) -> pd.DataFrame:
+    """The findings of popularity-sampled negatives: sentences whose numbers are read from
+    ``popularity_accuracy``, ``popularity_winners``, ``popularity_designs`` and notebook 05's
+    ``designs`` (medians over (dataset, model); the share of pairs over every dataset's pairs)."""
+    acc, win = tables["popularity_accuracy"], tables["popularity_winners"]
+    k_small, k_mid = min(ks), (10 if 10 in ks else sorted(ks)[len(ks) // 2])
+    top = sorted(s for s in acc["sampler"].unique() if s.startswith("popularity_"))[-1]
+
+    def median(sampler, estimator, k, column, metric="recall"):
+        sel = acc[(acc["sampler"] == sampler) & (acc["estimator"] == estimator) & (acc["k"] == k)
+                  & (acc["metric"] == metric)]
+        return float(sel[column].median()) if column != "coverage" else float(sel[column].mean())
+
+    def bias(sampler, estimator, k, metric="recall"):
+        return f"{median(sampler, estimator, k, 'relative_bias', metric):+.0%}"
+
+    rows = []
+    for metric, name in (("recall", "Recall"), ("ndcg", "NDCG")):
+        rows.append((f"{top} negatives, {name}@{k_mid}, median relative bias over datasets and models: uncorrected "
+                     f"{bias(top, 'sampled', k_mid, metric)}, Hansen-Hurwitz plug-in {bias(top, 'hansen_hurwitz', k_mid, metric)} "
+                     f"(its 95% intervals cover the exact value in {_share(median(top, 'hansen_hurwitz', k_mid, 'coverage', metric))} "
+                     f"of the runs), MN_MES fed the same ranks as if uniform {bias(top, 'mn_mes_as_uniform', k_mid, metric)}; "
+                     f"uniform negatives with MN_MES {bias('uniform', 'mn_mes', k_mid, metric)}.", "popularity_accuracy"))
+    rows.append((f"At K = {k_small} the plug-in cannot correct: one negative drawn above the target puts the "
+                 f"Hansen-Hurwitz rank far beyond K, so its Recall@{k_small} is the uncorrected one "
+                 f"({bias(top, 'hansen_hurwitz', k_small)} vs {bias(top, 'sampled', k_small)}); the stratified "
+                 f"design with Horvitz-Thompson: {bias('stratified', 'horvitz_thompson', k_mid)} at K = {k_mid}.",
+                 "popularity_accuracy"))
+    sel = win[(win["k"] == k_mid) & (win["metric"] == "recall")].set_index(["sampler", "estimator"])["fraction"]
+    rows.append((f"Recall@{k_mid} orders model pairs as the exact metric does in {_share(sel[(top, 'sampled')])} of the "
+                 f"runs with {top} negatives uncorrected, {_share(sel[(top, 'hansen_hurwitz')])} corrected by "
+                 f"Hansen-Hurwitz, {_share(sel[('uniform', 'mn_mes')])} with uniform negatives and MN_MES.",
+                 "popularity_winners"))
+    designs = pd.concat([tables["designs"], tables["popularity_designs"]], ignore_index=True)
+    sel = designs[(designs["metric"] == "ndcg") & (designs["k"] == k_mid)]
+    sel = sel[sel["model"].isin(tables["popularity_designs"]["model"].unique())]
+    mean = sel.groupby("design", sort=False)["relative_error"].mean()
+    rows.append((f"At an equal budget, NDCG@{k_mid}'s relative error over the models with a profile: "
+                 + ", ".join(f"{d} {_share(v)}" for d, v in mean.items()) + ".", "designs, popularity_designs"))
+    return pd.DataFrame(rows, columns=["finding", "table"])

@@ -42,7 +42,8 @@ from ..experiments import pairwise_order_agreement
 from ..positive_sampling import DESIGNS, compare_sampled_metrics
 from .engine import derive_seed
 
-__all__ = ["accuracy", "chunks", "inputs", "model_runs", "ratio_path", "study_config", "study_tables", "winners"]
+__all__ = ["accuracy", "chunks", "findings", "inputs", "model_runs", "ratio_path", "study_config", "study_tables",
+           "winners"]
 
 
 def study_config(config: Mapping) -> dict:
@@ -129,3 +130,23 @@ def study_tables(config: Mapping, seed: int, runs: pd.DataFrame | None = None,
     runs = pd.concat(frames, ignore_index=True)
     runs["k"] = runs["k"].astype("Int64")
     return {"ratio_accuracy": accuracy(runs), "ratio_winners": winners(runs)}
+
+
+def findings(tables: Mapping[str, pd.DataFrame], ks) -> pd.DataFrame:
+    """The findings of several held-out items per user, read from ``ratio_accuracy`` (median
+    relative bias over (dataset, model)) and ``ratio_winners``."""
+    acc, win = tables["ratio_accuracy"], tables["ratio_winners"]
+    k = 10 if 10 in ks else sorted(ks)[len(ks) // 2]
+    names = {"recall": "Recall", "ndcg": "NDCG", "hit": "HR"}
+    rows = []
+    for design in acc["design"].unique():
+        sel = acc[(acc["design"] == design) & (acc["k"] == k)]
+        bias = sel.groupby(["metric", "kind"], sort=False)["relative_bias"].median()
+        text = "; ".join(f"{names.get(m, m)}@{k} {bias[(m, 'sampled')]:+.0%} uncorrected, {bias[(m, 'corrected')]:+.0%} "
+                         f"corrected" for m in sel["metric"].unique())
+        rows.append((f"Ratio split, negatives {design.replace('_', ' ')}, median relative bias: {text}.",
+                     "ratio_accuracy"))
+    sel = win[(win["k"] == k) & (win["metric"] == "recall")]
+    text = ", ".join(f"{r.design.replace('_', ' ')} {r.kind} {100 * r.fraction:.0f}%" for r in sel.itertuples())
+    rows.append((f"Ratio split, Recall@{k}: model pairs ordered as by the full ranking: {text}.", "ratio_winners"))
+    return pd.DataFrame(rows, columns=["finding", "table"])
