@@ -306,8 +306,9 @@ def findings(tables: Mapping[str, pd.DataFrame], ks) -> pd.DataFrame:
                      f"(its 95% intervals cover the exact value in {_share(median(top, 'hansen_hurwitz', k_mid, 'coverage', metric))} "
                      f"of the runs), MN_MES fed the same ranks as if uniform {bias(top, 'mn_mes_as_uniform', k_mid, metric)}; "
                      f"uniform negatives with MN_MES {bias('uniform', 'mn_mes', k_mid, metric)}.", "popularity_accuracy"))
-    rows.append((f"At K = {k_small} the plug-in cannot correct: one negative drawn above the target puts the "
-                 f"Hansen-Hurwitz rank far beyond K, so its Recall@{k_small} is the uncorrected one "
+    rows.append((f"At K = {k_small} the plug-in cannot correct: each draw above the target adds 1/(m p_j) >= 1 to "
+                 f"the Hansen-Hurwitz rank (no item holds 1/m of the sampling mass), so its Recall@{k_small} is the "
+                 f"uncorrected one "
                  f"({bias(top, 'hansen_hurwitz', k_small)} vs {bias(top, 'sampled', k_small)}); the stratified "
                  f"design with Horvitz-Thompson: {bias('stratified', 'horvitz_thompson', k_mid)} at K = {k_mid}.",
                  "popularity_accuracy"))
