@@ -54,6 +54,9 @@ def test_accuracy_and_winners(root):
     sampled = acc[(acc["kind"] == "sampled") & (acc["metric"] == "recall")]
     assert (sampled["bias"] >= 0).all()
     win = tables["ratio_winners"]
+    assert list(win.columns) == rp.WINNER_COLUMNS and list(acc.columns) == rp.ACCURACY_COLUMNS
+    empty = rp.study_tables({**CONFIG, "datasets": []}, 1, None, root)
+    assert all(t.empty for t in empty.values()) and list(empty["ratio_winners"].columns) == rp.WINNER_COLUMNS
     assert (win["pairs"] == 3).all() and (win["cases"] == 12).all() and win["fraction"].between(0, 1).all()
 
 

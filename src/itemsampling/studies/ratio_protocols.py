@@ -46,6 +46,12 @@ __all__ = ["accuracy", "chunks", "findings", "inputs", "model_runs", "ratio_path
            "winners"]
 
 
+#: the columns of the tables
+ACCURACY_COLUMNS = ["dataset", "model", "design", "kind", "metric", "k", "exact", "mean", "bias", "sd", "rmse",
+                    "relative_bias", "repeats"]
+WINNER_COLUMNS = ["design", "kind", "metric", "k", "agree", "cases", "pairs", "fraction"]
+
+
 def study_config(config: Mapping) -> dict:
     """Subsection ``ratio`` of ``protocols_in_use`` with the section's cut-offs."""
     section = config["protocols_in_use"]
@@ -99,7 +105,7 @@ def accuracy(runs: pd.DataFrame) -> pd.DataFrame:
                                               repeats=("repeat", "size")).reset_index()
     out["rmse"] = np.sqrt(out.pop("mse"))
     out["relative_bias"] = out["bias"] / out["exact"].where(out["exact"] > 0)
-    return out[[*keys, "exact", "mean", "bias", "sd", "rmse", "relative_bias", "repeats"]]
+    return out[ACCURACY_COLUMNS]
 
 
 def winners(runs: pd.DataFrame) -> pd.DataFrame:
@@ -127,6 +133,8 @@ def study_tables(config: Mapping, seed: int, runs: pd.DataFrame | None = None,
                 raise FileNotFoundError(f"{path} does not exist; train the model with "
                                         f"`itemsampling train --split ratio` on {dataset}")
             frames.append(model_runs(pd.read_parquet(path), config, seed, dataset, model))
+    if not frames:  # no dataset with ratio-split ranks configured
+        return {"ratio_accuracy": pd.DataFrame(columns=ACCURACY_COLUMNS), "ratio_winners": pd.DataFrame(columns=WINNER_COLUMNS)}
     runs = pd.concat(frames, ignore_index=True)
     runs["k"] = runs["k"].astype("Int64")
     return {"ratio_accuracy": accuracy(runs), "ratio_winners": winners(runs)}
