@@ -206,3 +206,34 @@ def pairwise_order_agreement(estimates: pd.DataFrame, truth: pd.DataFrame, model
     )
     out["fraction"] = out["agree"] / out["repeats"]
     return out.reset_index()
+
+
+def pooled_order_agreement(frame: pd.DataFrame, settings: list[str], estimate: str = "estimate") -> pd.DataFrame:
+    """:func:`pairwise_order_agreement` pooled over the first setting column (the dataset).
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        One row per (setting, model, repeat): the columns ``settings`` (the first is the one pooled
+        over, and it with ``model``, ``metric`` and ``k`` keys the exact value), ``model``,
+        ``repeat``, the estimate column and ``exact``.
+    settings : list of str
+        The setting columns, the pooled one first.
+    estimate : str
+        Name of the estimate column.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Per setting but the first: ``agree`` (agreeing pairs x repeats), ``cases`` (pairs x
+        repeats), ``pairs`` and ``fraction`` = agree / cases.
+    """
+    keys = [settings[0], "model", "metric", "k"]
+    truth = frame.drop_duplicates(keys)[[*keys, "exact"]]
+    agree = pairwise_order_agreement(
+        frame[[*settings, "model", "repeat", estimate]].rename(columns={estimate: "estimate"}),
+        truth.rename(columns={"exact": "value"}))
+    out = agree.groupby(settings[1:], sort=False).agg(agree=("agree", "sum"), cases=("repeats", "sum"),
+                                                      pairs=("agree", "size")).reset_index()
+    out["fraction"] = out["agree"] / out["cases"]
+    return out

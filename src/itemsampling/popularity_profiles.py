@@ -309,17 +309,8 @@ def popularity_sampled_ranks(profile: PopularityProfile, alpha: float, n_draws: 
         raise ValueError(f"{int((mass <= 0).sum())} user(s) have no candidate with positive sampling weight "
                          f"under alpha = {alpha} (only items never seen in training); use alpha = 0")
     cells = profile.above * weights / mass[:, None]
-    rest = np.clip(1.0 - cells.sum(axis=1), 0.0, 1.0)
-    pvals = np.concatenate([cells, rest[:, None]], axis=1)
-    pvals /= pvals.sum(axis=1, keepdims=True)
     inverse = np.divide(mass[:, None], weights[None, :], out=np.zeros(cells.shape), where=weights[None, :] > 0)
-    ranks = np.empty((repeats, profile.users.size), np.int64)
-    estimates = np.empty((repeats, profile.users.size))
-    for rep in range(repeats):
-        drawn = gen.multinomial(n_draws, pvals)[:, :-1]
-        ranks[rep] = 1 + drawn.sum(axis=1)
-        estimates[rep] = 1 + (drawn * inverse).sum(axis=1) / n_draws
-    return ranks, estimates
+    return _hansen_hurwitz_draws(cells, inverse, n_draws, repeats, gen)
 
 
 def mixture_sampled_ranks(profile: PopularityProfile, alpha: float, uniform_weight: float, n_draws: int, *,
@@ -376,12 +367,24 @@ def mixture_sampled_ranks(profile: PopularityProfile, alpha: float, uniform_weig
     popular = np.divide(weights[None, :], mass[:, None], out=np.zeros(profile.pool.shape), where=mass[:, None] > 0)
     item_p = lam / others[:, None] + (1.0 - lam) * popular  # per-item probability of each class, per user
     cells = profile.above * item_p
+    inverse = np.divide(1.0, item_p, out=np.zeros(item_p.shape), where=item_p > 0)
+    return _hansen_hurwitz_draws(cells, inverse, n_draws, repeats, gen)
+
+
+def _hansen_hurwitz_draws(cells: np.ndarray, inverse: np.ndarray, n_draws: int, repeats: int,
+                          gen: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """m draws with replacement per user, as one multinomial over the classes above the target.
+
+    ``cells[u, b]``: probability that one draw lands on a class-b candidate preceding user u's
+    target; ``inverse[u, b]`` = 1/p_j of one class-b item. Returns the sampled ranks
+    1 + #{draws above} and the Hansen–Hurwitz estimates 1 + (1/m) Σ_{draws above} 1/p_j, each
+    ``(repeats, U)``.
+    """
     rest = np.clip(1.0 - cells.sum(axis=1), 0.0, 1.0)
     pvals = np.concatenate([cells, rest[:, None]], axis=1)
     pvals /= pvals.sum(axis=1, keepdims=True)
-    inverse = np.divide(1.0, item_p, out=np.zeros(item_p.shape), where=item_p > 0)
-    ranks = np.empty((repeats, profile.users.size), np.int64)
-    estimates = np.empty((repeats, profile.users.size))
+    ranks = np.empty((repeats, cells.shape[0]), np.int64)
+    estimates = np.empty((repeats, cells.shape[0]))
     for rep in range(repeats):
         drawn = gen.multinomial(n_draws, pvals)[:, :-1]
         ranks[rep] = 1 + drawn.sum(axis=1)

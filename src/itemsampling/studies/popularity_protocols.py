@@ -54,7 +54,7 @@ import numpy as np
 import pandas as pd
 
 from ..estimators import Estimator, estimate_draws
-from ..experiments import pairwise_order_agreement, relative_error
+from ..experiments import pooled_order_agreement, relative_error
 from ..kernels import KernelCache
 from ..nonuniform import corrected_estimate
 from ..popularity_profiles import (
@@ -234,14 +234,7 @@ def winners(runs: pd.DataFrame) -> pd.DataFrame:
     """Per (sampler, estimator, metric, K) of part ``protocols``: the model pairs (of every
     dataset) x repeats whose estimate orders the pair as the exact metric does, and the share."""
     frame = runs[runs["part"] == "protocols"]
-    settings = ["dataset", "sampler", "estimator", "metric", "k"]
-    truth = frame.drop_duplicates(["dataset", "model", "metric", "k"])[["dataset", "model", "metric", "k", "exact"]]
-    agree = pairwise_order_agreement(frame[[*settings, "model", "repeat", "estimate"]],
-                                     truth.rename(columns={"exact": "value"}))
-    out = agree.groupby(settings[1:], sort=False).agg(agree=("agree", "sum"), cases=("repeats", "sum"),
-                                                      pairs=("agree", "size")).reset_index()
-    out["fraction"] = out["agree"] / out["cases"]
-    return out
+    return pooled_order_agreement(frame, ["dataset", "sampler", "estimator", "metric", "k"])
 
 
 def design_errors(runs: pd.DataFrame) -> pd.DataFrame:

@@ -60,7 +60,7 @@ import pandas as pd
 from .._validation import check_choice
 from ..data.registry import default_registry
 from ..estimators import Estimator, estimate_draws
-from ..experiments import pairwise_order_agreement, relative_error
+from ..experiments import pooled_order_agreement, relative_error
 from ..kernels import KernelCache
 from ..small_samples import candidate_duplicates, read_ncf_negatives
 from .engine import (
@@ -281,14 +281,7 @@ def pair_orders(runs: pd.DataFrame) -> pd.DataFrame:
     """Per (scheme, n, estimator, metric, K) of part ``tiny_n``: how many model pairs (of every
     dataset) x repeats the estimate orders as the exact metric does, and the share."""
     frame = runs[runs["part"] == "tiny_n"]
-    settings = ["dataset", "scheme", "sample_size", "estimator", "metric", "k"]
-    truth = frame.drop_duplicates(["dataset", "model", "metric", "k"])[["dataset", "model", "metric", "k", "exact"]]
-    agree = pairwise_order_agreement(frame[[*settings, "model", "repeat", "estimate"]],
-                                     truth.rename(columns={"exact": "value"}))
-    out = agree.groupby(settings[1:], sort=False).agg(agree=("agree", "sum"), cases=("repeats", "sum"),
-                                                      pairs=("agree", "size")).reset_index()
-    out["fraction"] = out["agree"] / out["cases"]
-    return out
+    return pooled_order_agreement(frame, ["dataset", "scheme", "sample_size", "estimator", "metric", "k"])
 
 
 def replacement_kernels(runs: pd.DataFrame) -> pd.DataFrame:

@@ -38,7 +38,7 @@ import numpy as np
 import pandas as pd
 
 from .._validation import check_choice
-from ..experiments import pairwise_order_agreement
+from ..experiments import pooled_order_agreement
 from ..positive_sampling import DESIGNS, compare_sampled_metrics
 from .engine import derive_seed
 
@@ -112,14 +112,7 @@ def winners(runs: pd.DataFrame) -> pd.DataFrame:
     """Per (design, kind, metric, K): the model pairs (of every dataset) x repeats whose value
     orders the pair as the exact metric does, and the share."""
     frame = _with_exact(runs)
-    settings = ["dataset", "design", "kind", "metric", "k"]
-    truth = frame.drop_duplicates(["dataset", "model", "metric", "k"])[["dataset", "model", "metric", "k", "exact"]]
-    agree = pairwise_order_agreement(frame[[*settings, "model", "repeat", "value"]].rename(columns={"value": "estimate"}),
-                                     truth.rename(columns={"exact": "value"}))
-    out = agree.groupby(settings[1:], sort=False).agg(agree=("agree", "sum"), cases=("repeats", "sum"),
-                                                      pairs=("agree", "size")).reset_index()
-    out["fraction"] = out["agree"] / out["cases"]
-    return out
+    return pooled_order_agreement(frame, ["dataset", "design", "kind", "metric", "k"], estimate="value")
 
 
 def study_tables(config: Mapping, seed: int, runs: pd.DataFrame | None = None,
