@@ -185,8 +185,7 @@ def run(args: argparse.Namespace) -> int:
     fitted = fit(args)
     if fitted.held_out is not None:
         return _ratio(args, fitted)
-    model, dataset, overrides, seed, out_dir = (fitted.model, fitted.dataset, fitted.overrides, fitted.seed,
-                                                fitted.out_dir)
+    model, dataset, seed, out_dir = fitted.model, fitted.dataset, fitted.seed, fitted.out_dir
     fit_seconds = fitted.fit_seconds
     start = time.perf_counter()
     ranks = global_ranks(model, dataset.test_items, protocols=args.protocols, seed=seed,
@@ -211,17 +210,7 @@ def run(args: argparse.Namespace) -> int:
     elif (out_dir / STATE_FILE).exists():
         (out_dir / STATE_FILE).unlink()  # a stale state of an earlier fit must not be reused
     record = {
-        "dataset": args.dataset,
-        "dataset_description": dataset.description,
-        "model": args.model,
-        "model_class": type(model).__name__,
-        "hyperparameters": model.hyperparameters,
-        "overrides": overrides,
-        "seed": seed,
-        "tie_break_seed": seed,
-        "device": model.device,
-        "n_users": dataset.n_users,
-        "n_items": dataset.n_items,
+        **_fit_record(args, fitted),
         "n_test_users": int(dataset.test_users.size),
         "protocols": list(ranks),
         "fit_seconds": fit_seconds,
@@ -238,9 +227,26 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _fit_record(args: argparse.Namespace, fitted: Fitted) -> dict:
+    """The head of a run's record: data, model, hyper-parameters, seeds and sizes."""
+    return {
+        "dataset": args.dataset,
+        "dataset_description": fitted.dataset.description,
+        "model": args.model,
+        "model_class": type(fitted.model).__name__,
+        "hyperparameters": fitted.model.hyperparameters,
+        "overrides": fitted.overrides,
+        "seed": fitted.seed,
+        "tie_break_seed": fitted.seed,
+        "device": fitted.model.device,
+        "n_users": fitted.dataset.n_users,
+        "n_items": fitted.dataset.n_items,
+    }
+
+
 def _ratio(args: argparse.Namespace, fitted: Fitted) -> int:
     """Rank every held-out item of the ratio split and write its ranks and record."""
-    model, dataset, seed, out_dir = fitted.model, fitted.dataset, fitted.seed, fitted.out_dir
+    model, seed, out_dir = fitted.model, fitted.seed, fitted.out_dir
     start = time.perf_counter()
     ranks = positive_ranks(model, fitted.held_out, seed=seed, batch_size=args.batch_size, progress=args.progress)
     rank_seconds = time.perf_counter() - start
@@ -249,17 +255,7 @@ def _ratio(args: argparse.Namespace, fitted: Fitted) -> int:
     values = multi_positive_metrics(ranks["negative_rank"], ranks["user"], ("recall", "ndcg", "hit"), 10)
     metrics = {f"{m}@10": float(v) for m, v in zip(values["metric"], values["value"], strict=True)}
     record = {
-        "dataset": args.dataset,
-        "dataset_description": dataset.description,
-        "model": args.model,
-        "model_class": type(model).__name__,
-        "hyperparameters": model.hyperparameters,
-        "overrides": fitted.overrides,
-        "seed": seed,
-        "tie_break_seed": seed,
-        "device": model.device,
-        "n_users": dataset.n_users,
-        "n_items": dataset.n_items,
+        **_fit_record(args, fitted),
         "split": {
             "kind": "ratio",
             "test_fraction": args.test_fraction,
