@@ -237,3 +237,31 @@ def pooled_order_agreement(frame: pd.DataFrame, settings: list[str], estimate: s
                                                       pairs=("agree", "size")).reset_index()
     out["fraction"] = out["agree"] / out["cases"]
     return out
+
+
+def estimate_errors(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    """Per setting ``keys``: exact, mean, bias, sd (ddof = 1), RMSE, relative bias and RMSE of the
+    repeated estimates (over the exact value; NaN where it is 0) and the coverage of their
+    intervals (NaN for rows without one).
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        One row per (setting, repeat): ``keys``, ``repeat``, ``estimate``, ``exact``, ``lower``
+        and ``upper`` (NaN without an interval).
+    keys : list of str
+        The setting columns.
+    """
+    frame = frame.copy()
+    frame["error"] = frame["estimate"] - frame["exact"]
+    frame["covered"] = np.where(frame["lower"].isna(), np.nan,
+                                (frame["lower"] <= frame["exact"]) & (frame["exact"] <= frame["upper"]))
+    out = frame.groupby(keys, sort=False).agg(exact=("exact", "first"), mean=("estimate", "mean"),
+                                              bias=("error", "mean"), sd=("estimate", "std"),
+                                              mse=("error", lambda e: float(np.mean(np.square(e)))),
+                                              coverage=("covered", "mean"), repeats=("repeat", "size")).reset_index()
+    out["rmse"] = np.sqrt(out.pop("mse"))
+    positive = out["exact"] > 0
+    out["relative_bias"] = np.where(positive, out["bias"] / out["exact"].where(positive), np.nan)
+    out["relative_rmse"] = np.where(positive, out["rmse"] / out["exact"].where(positive), np.nan)
+    return out[[*keys, "exact", "mean", "bias", "sd", "rmse", "relative_bias", "relative_rmse", "coverage", "repeats"]]

@@ -54,7 +54,7 @@ import numpy as np
 import pandas as pd
 
 from ..estimators import Estimator, estimate_draws
-from ..experiments import pooled_order_agreement, relative_error
+from ..experiments import estimate_errors, pooled_order_agreement, relative_error
 from ..kernels import KernelCache
 from ..nonuniform import corrected_estimate
 from ..popularity_profiles import (
@@ -216,18 +216,7 @@ def accuracy(runs: pd.DataFrame) -> pd.DataFrame:
     bias, sd (ddof = 1), RMSE, relative bias and RMSE (NaN where the exact value is 0) and the
     coverage of the intervals."""
     keys = ["dataset", "model", "sampler", "estimator", "metric", "k"]
-    frame = runs[runs["part"] == "protocols"].copy()
-    frame["error"] = frame["estimate"] - frame["exact"]
-    frame["covered"] = (frame["lower"] <= frame["exact"]) & (frame["exact"] <= frame["upper"])
-    out = frame.groupby(keys, sort=False).agg(exact=("exact", "first"), mean=("estimate", "mean"),
-                                              bias=("error", "mean"), sd=("estimate", "std"),
-                                              mse=("error", lambda e: float(np.mean(np.square(e)))),
-                                              coverage=("covered", "mean"), repeats=("repeat", "size")).reset_index()
-    out["rmse"] = np.sqrt(out.pop("mse"))
-    positive = out["exact"] > 0
-    out["relative_bias"] = np.where(positive, out["bias"] / out["exact"].where(positive), np.nan)
-    out["relative_rmse"] = np.where(positive, out["rmse"] / out["exact"].where(positive), np.nan)
-    return out[[*keys, "exact", "mean", "bias", "sd", "rmse", "relative_bias", "relative_rmse", "coverage", "repeats"]]
+    return estimate_errors(runs[runs["part"] == "protocols"], keys)
 
 
 def winners(runs: pd.DataFrame) -> pd.DataFrame:

@@ -60,7 +60,7 @@ import pandas as pd
 from .._validation import check_choice
 from ..data.registry import default_registry
 from ..estimators import Estimator, estimate_draws
-from ..experiments import pooled_order_agreement, relative_error
+from ..experiments import estimate_errors, pooled_order_agreement, relative_error
 from ..kernels import KernelCache
 from ..small_samples import candidate_duplicates, read_ncf_negatives
 from .engine import (
@@ -213,19 +213,7 @@ def accuracy(runs: pd.DataFrame) -> pd.DataFrame:
     bias, sd (ddof = 1), RMSE, relative bias and RMSE (over the exact value; NaN where it is 0)
     and the coverage of the intervals (NaN without intervals)."""
     keys = ["dataset", "model", "scheme", "sample_size", "estimator", "metric", "k"]
-    frame = runs[runs["part"] == "tiny_n"].copy()
-    frame["error"] = frame["estimate"] - frame["exact"]
-    frame["covered"] = np.where(frame["lower"].isna(), np.nan,
-                                (frame["lower"] <= frame["exact"]) & (frame["exact"] <= frame["upper"]))
-    out = frame.groupby(keys, sort=False).agg(exact=("exact", "first"), mean=("estimate", "mean"),
-                                              bias=("error", "mean"), sd=("estimate", "std"),
-                                              mse=("error", lambda e: float(np.mean(np.square(e)))),
-                                              coverage=("covered", "mean"), repeats=("repeat", "size")).reset_index()
-    out["rmse"] = np.sqrt(out.pop("mse"))
-    positive = out["exact"] > 0
-    out["relative_bias"] = np.where(positive, out["bias"] / out["exact"].where(positive), np.nan)
-    out["relative_rmse"] = np.where(positive, out["rmse"] / out["exact"].where(positive), np.nan)
-    return out[[*keys, "exact", "mean", "bias", "sd", "rmse", "relative_bias", "relative_rmse", "coverage", "repeats"]]
+    return estimate_errors(runs[runs["part"] == "tiny_n"], keys)
 
 
 def breakdown(table: pd.DataFrame, rule: Mapping[str, float]) -> pd.DataFrame:
