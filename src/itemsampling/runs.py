@@ -65,7 +65,7 @@ from numpy.typing import ArrayLike
 
 from . import kernels
 from .estimators import estimate, method_options
-from .nonuniform import corrected_estimate, hansen_hurwitz_rank
+from .nonuniform import check_probabilities, corrected_estimate, hansen_hurwitz_rank
 from .score_matrix import sampled_ranks_from_scores
 from .simulation import as_generator
 
@@ -365,10 +365,9 @@ def read_run(source: str | Path | ArrayLike | Run, format: str = "scores", *,
 def _probabilities(source, candidates: np.ndarray) -> np.ndarray:
     """The sampler's per-draw probabilities, indexed by item id: checked against the negatives."""
     p = _matrix(source).ravel() if isinstance(source, (str, Path)) else np.asarray(source, dtype=float)
-    if p.ndim != 1 or not np.all(np.isfinite(p)) or np.any(p < 0):
-        raise ValueError("the per-draw probabilities must be one finite non-negative number per item id")
-    if abs(p.sum() - 1) > 1e-6:
-        raise ValueError(f"the per-draw probabilities sum to {p.sum():.8g}, not 1: normalise them")
+    if p.ndim != 1:
+        raise ValueError("the per-draw probabilities must be one number per item id")
+    p = check_probabilities(p, p.size)
     if candidates.min() < 0 or candidates.max() >= p.size:
         raise ValueError(f"the negatives list item ids up to {int(candidates.max())}, outside the "
                          f"{p.size} per-draw probabilities (entry j belongs to item id j)")

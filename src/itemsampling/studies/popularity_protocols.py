@@ -54,7 +54,7 @@ import numpy as np
 import pandas as pd
 
 from ..estimators import Estimator, estimate_draws
-from ..experiments import estimate_errors, pooled_order_agreement, relative_error
+from ..experiments import estimate_errors, pooled_order_agreement
 from ..kernels import KernelCache
 from ..nonuniform import corrected_estimate
 from ..popularity_profiles import (
@@ -64,6 +64,7 @@ from ..popularity_profiles import (
     read_profile,
     stratified_sampled_ranks,
 )
+from . import protocols_in_use
 from .engine import derive_seed, draw_sampled_ranks, exact_values
 from .tables import table_path
 
@@ -227,15 +228,10 @@ def winners(runs: pd.DataFrame) -> pd.DataFrame:
 
 
 def design_errors(runs: pd.DataFrame) -> pd.DataFrame:
-    """Part ``designs`` in the columns of notebook 05's ``designs`` table."""
-    frame = runs[runs["part"] == "designs"].rename(columns={"sampler": "design"}).copy()
-    frame["relative_error"] = np.where(frame["exact"] > 0, relative_error(frame["estimate"], frame["exact"]), np.nan)
-    frame["error"] = frame["estimate"] - frame["exact"]
-    keys = ["dataset", "model", "n_max", "design", "metric", "k"]
-    return frame.groupby(keys, sort=False).agg(
-        items_per_user=("items_per_user", "mean"), exact=("exact", "first"),
-        relative_error=("relative_error", "mean"), relative_error_sd=("relative_error", "std"),
-        bias=("error", "mean"), repeats=("repeat", "size")).reset_index()
+    """Part ``designs`` in the columns of notebook 05's ``designs`` table
+    (:func:`.protocols_in_use.design_errors`)."""
+    return protocols_in_use.design_errors(runs.rename(columns={"sampler": "design",
+                                                                "items_per_user": "mean_sample_size"}))
 
 
 def study_tables(config: Mapping, seed: int, runs: pd.DataFrame | None = None,
