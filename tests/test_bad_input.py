@@ -138,7 +138,13 @@ FUNCTION_CASES = [
     case("multi_positive_metrics/unknown-metric", its.multi_positive_metrics, [1, 2], [0, 0], "mrr",
          message="unknown metric(s) ['mrr']"),
     case("estimate_multi_positive/rank-above-n", its.estimate_multi_positive, [1, 11], [0, 0], 100, 10,
-         message="sampled ranks must lie in 1..10"),
+         message="sampled_ranks must lie in 1..n (1-based, n = 10); found 11 at position 1"),
+    case("estimate_multi_positive/uncorrected-method", its.estimate_multi_positive, [1, 2], [0, 0], 100, 10,
+         method="sampled", message="method 'sampled' does not estimate metrics with several positives"),
+    case("estimate_multi_positive/users-length", its.estimate_multi_positive, [1, 2], [0, 0, 1], 100, 10,
+         message="users must be one value or one per sampled rank (2)"),
+    case("estimate_multi_positive/n-above-N", its.estimate_multi_positive, [1, 2], [0, 0], 10, 20,
+         message="sample_size (n <= N) must lie in 1..n (1-based, n = 10)"),
 ]
 
 

@@ -90,3 +90,21 @@ def test_estimate_positives_matches_the_function(tmp_path, capsys):
     got = _read(capsys)
     want = estimate_multi_positive(ranks, users, 1000, 50, ks=[10, 20])
     np.testing.assert_allclose(got["estimate"], want["estimate"])
+
+
+def test_estimate_positives_takes_a_method_per_positive_sizes_and_an_interval(tmp_path, capsys):
+    rng = np.random.default_rng(3)
+    users = np.repeat(np.arange(200), 3)
+    sizes = np.where(users % 2 == 0, 50, 40)
+    ranks = rng.integers(1, 41, users.size)
+    path = tmp_path / "ranks.csv"
+    pd.DataFrame({"user": users, "rank": ranks, "sample_size": sizes, "n_items": 998}).to_csv(path, index=False)
+    assert main(["estimate-positives", str(path), "--method", "mle", "--scheme", "binomial", "--interval", "0.9",
+                 "--k", "10", "--metric", "ndcg"]) == 0
+    got = _read(capsys)
+    want = estimate_multi_positive(ranks, users, 998, sizes, "ndcg", [10], method="mle", scheme="binomial",
+                                   interval=0.9)
+    np.testing.assert_allclose(got[["estimate", "lower", "upper"]], want[["estimate", "lower", "upper"]])
+    pd.DataFrame({"user": users, "rank": ranks}).to_csv(path, index=False)
+    assert main(["estimate-positives", str(path), "--sample-size", "50"]) == 2
+    assert "no column n_items: give --n-items" in capsys.readouterr().err

@@ -7,6 +7,9 @@ import pandas as pd
 import pytest
 
 import itemsampling.runs as runs
+from itemsampling.compare import compare
+from itemsampling.multi_positive import multi_positive_metrics
+from itemsampling.score_matrix import positive_counts
 from itemsampling import estimate, sampled_ranks_from_scores
 from itemsampling.cli import main
 
@@ -104,9 +107,76 @@ def test_unsupported_protocols_name_what_is_missing(tmp_path):
     _recbole_file(tmp_path / "pop.csv", [1, 2, 3], 101, mode="pop100")
     with pytest.raises(NotImplementedError, match=r"holds only the positives' ranks.*probabilities=p"):
         runs.correct(runs.read_run(tmp_path / "pop.csv", "recbole"))
+    _recbole_file(tmp_path / "popmulti.csv", [1, 2, 3], 101, mode="pop100", users=[0, 0, 1])
+    with pytest.raises(NotImplementedError, match=r"holds only the positives' ranks"):
+        runs.correct(runs.read_run(tmp_path / "popmulti.csv", "recbole"))
+    with_replacement = runs.Run([1, 2, 3], 101, 1000, "uniform_with_replacement", users=[0, 0, 1])
+    with pytest.raises(NotImplementedError, match=r"several positives per user under protocol "
+                                                  r"'uniform_with_replacement'.*leave-one-out"):
+        runs.correct(with_replacement)
     _recbole_file(tmp_path / "multi.csv", [1, 2, 3], 101, users=[0, 0, 1])
-    with pytest.raises(NotImplementedError, match=r"several positives per user .*leave-one-out"):
-        runs.correct(runs.read_run(tmp_path / "multi.csv", "recbole"))
+    with pytest.raises(ValueError, match=r"method 'cls' does not estimate metrics with several positives"):
+        runs.correct(runs.read_run(tmp_path / "multi.csv", "recbole"), method="cls")
+
+
+def _ratio_run(rng, n_users=3000, n_u=1682, m=100):
+    """Several positives per user, ranked among shared negatives as RecBole's uniN ranks them: per
+    positive its rank among itself and the user's negatives, the other positives left out."""
+    from itemsampling.positive_sampling import sample_positive_ranks
+
+    p_u = rng.integers(1, 8, n_users)
+    users = np.repeat(np.arange(n_users), p_u)
+    neg_ranks = np.minimum(np.ceil(rng.lognormal(3.8, 1.3, users.size)), n_u - 8).astype(int)
+    r = sample_positive_ranks(neg_ranks, users, n_u, p_u[users], m, design="shared", rng=rng)
+    table = pd.DataFrame({"user_id": users, "rank": r, "n_candidates": m + 1, "n_items": n_u,
+                          "n_positives": p_u[users], "mode": f"uni{m}"})
+    return table, neg_ranks, users
+
+
+def test_a_run_with_several_positives_per_user_is_corrected_to_its_full_ranking(tmp_path):
+    """RecBole's default ratio split: the interval of Recall@10 and NDCG@10 holds the exact value
+    of the full ranking the file was drawn from, and the uncorrected one lies far outside."""
+    table, neg_ranks, users = _ratio_run(np.random.default_rng(8))
+    table.to_csv(tmp_path / "ratio.csv", index=False)
+    run = runs.read_run(tmp_path / "ratio.csv", "recbole")
+    assert run.protocol == "several_positives"
+    table_out = runs.correct(run, metrics=["recall", "ndcg"], ks=[10])
+    assert list(table_out.columns[:2]) == ["model", "protocol"]
+    got = table_out.set_index("metric")
+    exact = multi_positive_metrics(neg_ranks, users, ["recall", "ndcg"], 10).set_index("metric")["value"]
+    sampled = multi_positive_metrics(table["rank"], users, ["recall", "ndcg"], 10).set_index("metric")["value"]
+    for metric in ("recall", "ndcg"):
+        assert got.loc[metric, "lower"] <= exact[metric] <= got.loc[metric, "upper"], metric
+        assert sampled[metric] > got.loc[metric, "upper"] + 0.1
+
+
+def test_two_runs_with_several_positives_are_compared_on_the_users_terms(tmp_path):
+    rng = np.random.default_rng(9)
+    table, _, users = _ratio_run(rng, n_users=800)
+    worse = table.assign(rank=np.minimum(table["rank"] + rng.integers(0, 6, len(table)), 101))
+    a = runs.read_run(table, "recbole", model="A")
+    b = runs.read_run(worse, "recbole", model="B")
+    out = compare(a, b, "recall", 10)
+    corrected = [runs.correct(run, metrics=["recall"], ks=[10])["estimate"].iloc[0] for run in (a, b)]
+    assert out["estimate_a"] == pytest.approx(corrected[0]) and out["estimate_b"] == pytest.approx(corrected[1])
+    assert out["difference"] > 0 and out["lower"] < out["difference"] < out["upper"]
+    assert out["sampled_difference"] > 0
+
+
+def test_positive_counts_of_score_rows_match_a_direct_count():
+    rng = np.random.default_rng(4)
+    scores = np.where(rng.random((6, 40)) < 0.5, rng.integers(0, 8, (6, 40)).astype(float), -np.inf)
+    rows, cols = np.nonzero(np.isfinite(scores) & (rng.random((6, 40)) < 0.3))
+    got = positive_counts(scores, rows, cols)
+    relevant = np.zeros(scores.shape, dtype=bool)
+    relevant[rows, cols] = True
+    for p, (row, col) in enumerate(zip(rows, cols, strict=True)):
+        negatives = scores[row][np.isfinite(scores[row]) & ~relevant[row]]
+        want = [(negatives > scores[row, col]).sum(), (negatives == scores[row, col]).sum(), negatives.size,
+                relevant[row].sum()]
+        np.testing.assert_array_equal(got[p], want)
+    with pytest.raises(ValueError, match="one of its row's candidates"):
+        positive_counts(scores, [0], [int(np.flatnonzero(~np.isfinite(scores[0]))[0])])
 
 
 def test_bad_input_is_named():

@@ -19,7 +19,9 @@ the probability that the true difference is positive (a flat-prior reading). Sev
 every pair, with Holm's step-down adjustment of the p-values, which controls the
 family-wise error rate at α for any dependence between the pairs. Two popularity-sampled
 runs (:mod:`itemsampling.runs`) are compared on their plug-in values ψ_u = M(⌊R̂_u⌋), whose mean
-is the corrected estimate itself. See docs/estimators.md, "Comparing two models".
+is the corrected estimate itself, and two runs with several positives per user on the users'
+terms of :func:`itemsampling.multi_positive.multi_positive_terms`, whose mean is the estimate
+(the fit of P̂(R) held fixed). See docs/estimators.md, "Comparing two models".
 """
 
 from __future__ import annotations
@@ -33,7 +35,8 @@ import pandas as pd
 from .estimators import Estimator, estimate, influence_values
 from .metrics import metric_weights
 from .nonuniform import plug_in_values
-from .runs import Run, check_supported, thin
+from .multi_positive import multi_positive_metrics, multi_positive_terms
+from .runs import Run, check_supported, positive_arguments, thin
 
 __all__ = ["compare", "compare_many", "holm", "paired_difference"]
 
@@ -68,6 +71,8 @@ def compare(run_a: Run, run_b: Run, metric: str = "recall", k: int = 10, method:
     if run_a.protocol != run_b.protocol:
         raise ValueError(f"runs {run_a.model!r} ({run_a.protocol}) and {run_b.model!r} ({run_b.protocol}) "
                          "were sampled differently: they are not the same sampled evaluation")
+    if run_a.protocol == "several_positives":
+        return _compare_positives(run_a, run_b, metric, k, method, level, scheme, options)
     run_a, run_b = thin(run_a), thin(run_b)
     n = int(run_a.sample_size[0])
     if run_a.protocol == "popularity":  # the plug-in mean is linear in its per-user terms
@@ -86,6 +91,26 @@ def compare(run_a: Run, run_b: Run, metric: str = "recall", k: int = 10, method:
         "model_a": run_a.model, "model_b": run_b.model, "metric": metric, "k": k,
         "estimate_a": theta[0], "estimate_b": theta[1], **paired,
         "sampled_difference": sampled, "disagree": bool(np.sign(sampled) * np.sign(paired["difference"]) < 0),
+    }
+
+
+def _compare_positives(run_a: Run, run_b: Run, metric: str, k: int, method: str, level: float, scheme: str,
+                       options) -> dict:
+    """:func:`compare` of two runs with several positives per user, paired on the users' terms of
+    :func:`itemsampling.multi_positive.multi_positive_terms` (whose mean is the estimate)."""
+    terms, sampled = [], []
+    for run in (run_a, run_b):
+        ranks, users, n_items, sizes = positive_arguments(run)
+        terms.append(multi_positive_terms(ranks, users, n_items, sizes, metric, k, method=method,
+                                          **{"scheme": scheme, **options})[1][:, 0])
+        sampled.append(float(multi_positive_metrics(ranks, users, metric, k)["value"].iloc[0]))
+    theta = [float(t.mean()) for t in terms]
+    paired = paired_difference(theta[0], theta[1], terms[0], terms[1], level)
+    difference = sampled[0] - sampled[1]
+    return {
+        "model_a": run_a.model, "model_b": run_b.model, "metric": metric, "k": k,
+        "estimate_a": theta[0], "estimate_b": theta[1], **paired,
+        "sampled_difference": difference, "disagree": bool(np.sign(difference) * np.sign(paired["difference"]) < 0),
     }
 
 

@@ -16,10 +16,11 @@ and RecPack (``recpack/metrics/recall.py``, ``CalibratedRecallK``):
 RecPack's ``RecallK`` is RecBole's ``recall``; its ``NDCGK`` normalises by the same ideal DCG.
 Each metric is averaged over users (not over positives).
 
-Estimates: each positive's sampled rank r_ui (among its own n-1 negatives — RecBole's "N
-negatives per positive" — or among negatives shared by the user's positives, other positives
-excluded) gives R̂_ui = 1 + (N-1)(r_ui-1)/(n-1) (KDD'20 eq. 20; or a Horvitz–Thompson rank,
-:mod:`itemsampling.nonuniform`), and the metrics are computed at R̂_ui.
+Estimates (:func:`estimate_multi_positive`): each positive's sampled rank r_ui (among its own
+n-1 negatives — RecBole's "N negatives per positive" — or among negatives shared by the user's
+positives, other positives excluded) has the one-positive kernel P(r | R), and every metric
+above is a weighted sum over positives of functions of R_ui alone, so each estimator of
+:func:`itemsampling.estimate` carries over.
 """
 
 from __future__ import annotations
@@ -30,9 +31,20 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
-__all__ = ["MULTI_METRICS", "estimate_multi_positive", "multi_positive_metrics", "positions"]
+from . import corrections
+from ._validation import check_choice, check_ranks
+from .batch import DIRECT_METHODS, METHODS, Batch, Estimator, method_options
+from .candidates import DEFAULT_N_GROUPS
+from .kernels import KernelCache
+from .simulation import subsample_ranks
+
+__all__ = ["MULTI_METRICS", "estimate_multi_positive", "multi_positive_metrics", "multi_positive_terms", "positions"]
 
 MULTI_METRICS = ("recall", "ndcg", "hit", "calibrated_recall")
+#: methods of :func:`itemsampling.estimate` that do not carry over to several positives
+_NOT_CARRIED = ("sampled", "cls", "adaptive_mle")
+#: options that describe the sampling, not the estimator
+_SAMPLING_OPTIONS = ("scheme", "n_groups", "grid")
 
 
 def positions(negative_ranks: ArrayLike, users: ArrayLike) -> np.ndarray:
@@ -100,23 +112,231 @@ def multi_positive_metrics(negative_ranks: ArrayLike, users: ArrayLike, metrics:
     return pd.DataFrame(rows)
 
 
-def estimate_multi_positive(sampled_ranks: ArrayLike, users: ArrayLike, n_items: int | ArrayLike, sample_size: int,
-                            metrics: Sequence[str] | str = MULTI_METRICS,
-                            ks: Iterable[int] | int = (1, 5, 10, 20, 50)) -> pd.DataFrame:
+def estimate_multi_positive(sampled_ranks: ArrayLike, users: ArrayLike, n_items: int | ArrayLike,
+                            sample_size: int | ArrayLike, metrics: Sequence[str] | str = MULTI_METRICS,
+                            ks: Iterable[int] | int = (1, 5, 10, 20, 50), *, method: str = "mn_mes",
+                            interval: float | None = None, scheme: str = "hypergeometric",
+                            n_groups: int | None = DEFAULT_N_GROUPS, grid: str = "auto", seed: int = 0,
+                            **options) -> pd.DataFrame:
     """Estimate the metrics of :func:`multi_positive_metrics` from each positive's sampled rank.
 
-    R̂_i = 1 + (N-1)(r_i-1)/(n-1) (KDD'20 eq. 20, unbiased for R_i under uniform sampling with or
-    without replacement), then the metrics at R̂_i. ``n_items`` is N, the positive plus its
-    non-relevant candidates (one number, or one per positive: N_u - P_u + 1); ``sample_size`` is n, the positive plus its n-1 negatives (per
-    positive, or shared by the user's positives with the other positives left out of the ranking).
-    Returns columns ``metric``, ``k``, ``estimate``.
+    Positive i of user u is ranked among its n - 1 sampled negatives (its own, RecBole's "N
+    negatives per positive", or shared by the user's positives with the other positives left out
+    of its rank): r_i in 1..n, with the one-positive kernel P(r | R; n, N), N = N_u - P_u + 1
+    (the positive and the user's negatives). Ordering the user's positives by r (ties in input
+    order; with shared negatives this is their order by score), the j-th (from 0) sits at
+    position R_i + j of the full ranking, so each metric is a sum over positives of a function
+    f_i of R_i alone, with a known shift j_i and a per-user weight a_u:
+
+    - ``recall``: f_i(R) = 1{R <= K - j_i}, a_u = 1/P_u; ``calibrated_recall``: a_u = 1/min(K, P_u);
+    - ``hit``: the same f_i for the first positive only (j_i = 0), a_u = 1;
+    - ``ndcg``: f_i(R) = 1{R <= K - j_i} / log2(R + j_i + 1), a_u = 1/Σ_{i=1}^{min(P_u, K)} 1/log2(i + 1).
+
+    Each f is a column of metric weights, estimated as :func:`itemsampling.estimate` estimates a
+    metric: the methods that fit P̂(R) (``mle``, ``wmle``, ``mes``) give Σ_R P̂(R) f(R) (AAAI'21
+    eq. 1) for every positive; the linear corrections give M̂_f(r_i) at the positive's own sampled
+    rank: ``rank_estimate`` f at R̂_i = 1 + ⌊(N - 1)(r_i - 1)/(n - 1)⌋ (KDD'20 eq. 20, unbiased for
+    R_i), ``bv`` and ``mn`` and their fitted-prior variants (W f)(r_i) (KDD'20 eq. 24; AAAI'23
+    eq. 11). The estimate is θ̂ = (1/M) Σ_u a_u Σ_i M̂_{f_i}(r_i), with P̂(R) fitted to the
+    sampled ranks of all positives.
+
+    Positives with different n are first brought to the smallest n by a seeded uniform subsample
+    of their negatives (:func:`itemsampling.simulation.subsample_ranks`, exact), after their order
+    is read.
+
+    Parameters
+    ----------
+    sampled_ranks : array_like, shape (P,)
+        r_i: 1-based rank of each positive among itself and its sampled negatives.
+    users : array_like, shape (P,)
+        User of each positive.
+    n_items : int or array_like
+        N, the positive plus its non-relevant candidates: one number, or one per positive
+        (N_u - P_u + 1).
+    sample_size : int or array_like
+        n, the positive plus its sampled negatives: one number, or one per positive.
+    metrics : str or sequence of str
+        Any of :data:`MULTI_METRICS`.
+    ks : int or iterable of int
+        Cut-offs K.
+    method : str
+        A method of :func:`itemsampling.estimate` but ``sampled`` (the uncorrected metrics are
+        :func:`multi_positive_metrics` of the sampled ranks), ``cls`` and ``adaptive_mle``.
+    interval : float, optional
+        Confidence level: adds ``se``, ``lower``, ``upper``, θ̂ ± z·sd/√M of the users' terms
+        a_u Σ_i M̂_{f_i}(r_i) (CLT over users). P̂(R) is held fixed, so for a method that fits it
+        the interval leaves out the fit's own uncertainty.
+    scheme : {"hypergeometric", "binomial"}
+        Negatives drawn without or with replacement.
+    n_groups, grid, **options
+        As in :func:`itemsampling.estimate`.
+    seed : int
+        Seed of the subsample that equalises n.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``metric``, ``k``, ``estimate`` (and ``se``, ``lower``, ``upper``).
     """
-    r = np.asarray(sampled_ranks)
-    if np.any(r < 1) or np.any(r > sample_size):
-        raise ValueError(f"sampled ranks must lie in 1..{sample_size}")
-    n_items = np.asarray(n_items)
-    if n_items.ndim and n_items.shape != r.shape:
-        raise ValueError("n_items must be one number or one per sampled rank")
-    rhat = 1 + (n_items - 1) * (r - 1) / (sample_size - 1)
-    table = multi_positive_metrics(rhat, users, metrics, ks)
-    return table.rename(columns={"value": "estimate"})
+    pairs, terms = multi_positive_terms(sampled_ranks, users, n_items, sample_size, metrics, ks, method=method,
+                                        scheme=scheme, n_groups=n_groups, grid=grid, seed=seed, **options)
+    table = pd.DataFrame([_row(metric, k, terms[:, j], interval) for j, (metric, k) in enumerate(pairs)])
+    table["k"] = table["k"].astype("Int64")
+    return table
+
+
+def multi_positive_terms(sampled_ranks: ArrayLike, users: ArrayLike, n_items: int | ArrayLike,
+                         sample_size: int | ArrayLike, metrics: Sequence[str] | str = MULTI_METRICS,
+                         ks: Iterable[int] | int = (1, 5, 10, 20, 50), *, method: str = "mn_mes",
+                         scheme: str = "hypergeometric", n_groups: int | None = DEFAULT_N_GROUPS,
+                         grid: str = "auto", seed: int = 0, **options) -> tuple[list[tuple[str, int]], np.ndarray]:
+    """The users' terms a_u Σ_i M̂_{f_i}(r_i) of :func:`estimate_multi_positive`, whose mean over
+    users is the estimate: for paired comparisons of two models on the same users.
+
+    Returns
+    -------
+    (list of (str, int), numpy.ndarray)
+        The (metric, K) pairs, K outer, and the terms, shape (M, pairs), users in sorted order of
+        their ids.
+    """
+    metrics, ks = _checked_targets(metrics, ks)
+    method = check_choice("method", method, METHODS)
+    if method in _NOT_CARRIED:
+        raise ValueError(f"method {method!r} does not estimate metrics with several positives; the "
+                         "uncorrected metrics are multi_positive_metrics of the sampled ranks; use one of "
+                         f"{', '.join(m for m in METHODS if m not in _NOT_CARRIED)}")
+    allowed = [o for o in method_options(method) if o not in _SAMPLING_OPTIONS]
+    unknown = sorted(set(options) - set(allowed))
+    if unknown:
+        raise ValueError(f"unknown option(s) {', '.join(map(repr, unknown))} for method {method!r}; "
+                         f"allowed: {', '.join(allowed) or '(none)'}")
+    ranks, users, n_items, sizes = _checked_positives(sampled_ranks, users, n_items, sample_size)
+    shift = positions(ranks, users).astype(np.int64) - ranks  # j_i: the user's positives above i
+    ranks, n = subsample_ranks(ranks, sizes, int(sizes.min()), seed)
+    top = max(ks)
+    batch = Batch.build(ranks, n_items, n, scheme, n_groups, KernelCache.for_one_call(n), grid=grid, top=top)
+    est = Estimator(method, options)
+    batch.fit_priors([est])
+    uid = _user_index(users)
+    p_u = np.bincount(uid)
+    targets = _Targets(ks, int(min(top, p_u.max())))
+    per_rank = _corrected_targets(batch, est, targets)  # (G, n, T): M̂_f(r) per group
+    values = per_rank[batch.groups.index, ranks - 1]  # (P, T)
+    pairs, columns = [], []
+    for k in ks:
+        for metric in metrics:
+            live = shift < k
+            term = np.zeros(ranks.size)
+            term[live] = values[live, targets.index(metric, k, shift[live])]
+            term *= _user_weight(metric, k, p_u)[uid]
+            if metric == "hit":
+                term[shift > 0] = 0.0
+            pairs.append((metric, k))
+            columns.append(np.bincount(uid, weights=term, minlength=p_u.size))
+    return pairs, np.column_stack(columns)
+
+
+def _checked_targets(metrics, ks) -> tuple[list[str], list[int]]:
+    metrics = [metrics] if isinstance(metrics, str) else list(metrics)
+    bad = sorted(set(metrics) - set(MULTI_METRICS))
+    if bad or not metrics:
+        raise ValueError(f"unknown metric(s) {bad}; choose from {', '.join(MULTI_METRICS)}")
+    ks = [ks] if np.isscalar(ks) else list(ks)
+    if not ks or any(isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1 for k in ks):
+        raise ValueError(f"cut-offs ks must be positive integers, got {ks!r}")
+    return metrics, [int(k) for k in ks]
+
+
+def _checked_positives(sampled_ranks, users, n_items, sample_size):
+    """The sampled ranks, users, N (one or per positive) and n per positive, checked."""
+    users = np.asarray(users)
+    sizes_in = np.asarray(sample_size)
+    items_in = np.asarray(n_items)
+    ranks = check_ranks(sampled_ranks, np.iinfo(np.int64).max, name="sampled_ranks")
+    for name, arr in (("users", users), ("sample_size", sizes_in), ("n_items", items_in)):
+        if arr.ndim and arr.shape != ranks.shape:
+            raise ValueError(f"{name} must be one value or one per sampled rank ({ranks.size}), got shape {arr.shape}")
+    if users.ndim != 1:
+        raise ValueError("users must give the user of each sampled rank")
+    n_items_p = check_ranks(np.broadcast_to(items_in, ranks.shape), np.iinfo(np.int64).max, name="n_items")
+    sizes = check_ranks(np.broadcast_to(sizes_in, ranks.shape), n_items_p, name="sample_size (n <= N)")
+    if sizes.min() < 2:
+        raise ValueError("sample_size must be >= 2: with n = 1 every sampled rank is 1 and carries no information")
+    check_ranks(ranks, sizes, name="sampled_ranks")
+    return ranks, users, (n_items_p if items_in.ndim else int(items_in)), sizes
+
+
+def _user_index(users: np.ndarray) -> np.ndarray:
+    return np.unique(users, return_inverse=True)[1].reshape(-1)
+
+
+class _Targets:
+    """The functions f of R that the metrics at the cut-offs ``ks`` need (shifts j < ``depth``):
+    1{R <= c} for c = 1..max K (recall, hit, calibrated recall: c = K - j), then
+    1{R <= K - j} / log2(R + j + 1) per (K, j) (NDCG)."""
+
+    def __init__(self, ks: Sequence[int], depth: int):
+        top = max(ks)
+        self.top = top
+        self._ndcg = {}
+        for k in ks:
+            for j in range(min(k, depth)):
+                self._ndcg.setdefault((k, j), top + len(self._ndcg))
+        self._ndcg_table = {k: np.array([self._ndcg[(k, j)] for j in range(min(k, depth))]) for k in ks}
+
+    def weights(self, ranks: np.ndarray) -> np.ndarray:
+        """(L, T) target weights at the global ranks ``ranks`` (1..L)."""
+        r = ranks[:, None].astype(float)
+        cut = np.arange(1, self.top + 1)
+        columns = [(r <= cut).astype(float)]
+        if self._ndcg:
+            k, j = np.array(list(self._ndcg)).T
+            columns.append(np.where(r <= k - j, 1.0 / np.log2(r + j + 1), 0.0))
+        return np.hstack(columns)
+
+    def index(self, metric: str, k: int, shift: np.ndarray) -> np.ndarray:
+        """The column of each positive's f (its shift ``shift`` < k)."""
+        return self._ndcg_table[k][shift] if metric == "ndcg" else k - shift - 1
+
+
+def _corrected_targets(batch: Batch, est: Estimator, targets: _Targets) -> np.ndarray:
+    """(G, n, T): M̂_f(r) of every target f at every sampled rank, per candidate group (the
+    rows of the targets: the global ranks 1..min(max K, N_g), exact on every grid)."""
+    n = batch.sizes
+    out = []
+    for g in range(batch.groups.n_groups):
+        n_g = int(batch.groups.n_items[g])
+        w = targets.weights(np.arange(1, min(targets.top, n_g) + 1))
+        if est.method in DIRECT_METHODS:
+            out.append(np.broadcast_to(batch.prior_fit(est)[: w.shape[0]] @ w, (n, w.shape[1])))
+        elif est.method == "rank_estimate":
+            out.append(corrections.rank_estimate(w, n_g, n))
+        else:
+            out.append(batch.operator(est, g)[0].apply(w))
+    return np.stack(out)
+
+
+def _user_weight(metric: str, k: int, p_u: np.ndarray) -> np.ndarray:
+    """a_u of ``metric@k`` for every user."""
+    if metric == "recall":
+        return 1.0 / p_u
+    if metric == "calibrated_recall":
+        return 1.0 / np.minimum(p_u, k)
+    if metric == "hit":
+        return np.ones(p_u.size)
+    ideal = np.cumsum(1 / np.log2(np.arange(2, k + 2)))
+    return 1.0 / ideal[np.minimum(p_u, k) - 1]
+
+
+def _row(metric: str, k: int, per_user: np.ndarray, interval: float | None) -> dict:
+    """One row of the table: the mean of the users' terms, with a CLT interval."""
+    row = {"metric": metric, "k": k, "estimate": per_user.mean()}
+    if interval is not None:
+        from scipy.stats import norm
+
+        if not 0 < interval < 1:
+            raise ValueError(f"interval must be a level in (0, 1), e.g. 0.95, got {interval!r}")
+        se = per_user.std(ddof=1) / np.sqrt(per_user.size) if per_user.size > 1 else np.nan
+        z = norm.ppf((1 + interval) / 2)
+        row.update(se=se, lower=row["estimate"] - z * se, upper=row["estimate"] + z * se)
+    return row

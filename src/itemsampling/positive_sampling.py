@@ -31,8 +31,9 @@ negatives, the positives counted as in :func:`itemsampling.multi_positive.positi
 
 From sampled ranks, :func:`itemsampling.multi_positive.multi_positive_metrics` gives the
 uncorrected sampled metrics (each positive at r_i plus the positives above it, as RecBole
-ranks them) and :func:`itemsampling.multi_positive.estimate_multi_positive` the corrected
-estimates at R̂_i = 1 + (N_u - P_u)(r_i - 1)/m (KDD'20 eq. 20).
+ranks them) and :func:`itemsampling.multi_positive.estimate_multi_positive` the estimates of
+any estimator of the one-positive kernel (each positive's marginal), e.g. the plug-in rank
+estimate R̂_i = 1 + ⌊(N_u - P_u)(r_i - 1)/m⌋ (KDD'20 eq. 20) or MN_MES.
 """
 
 from __future__ import annotations
@@ -150,7 +151,8 @@ def sample_positive_ranks(negative_ranks: ArrayLike, users: ArrayLike, n_candida
 
 def compare_sampled_metrics(ranks: pd.DataFrame, n_negatives: int, *, design: str = "per_positive",
                             replace: bool = False, repeats: int = 1, rng=None,
-                            metrics=("recall", "ndcg", "hit"), ks=(1, 5, 10, 20, 50)) -> pd.DataFrame:
+                            metrics=("recall", "ndcg", "hit"), ks=(1, 5, 10, 20, 50),
+                            methods=("rank_estimate", "mn_mes")) -> pd.DataFrame:
     """Exact, uncorrected sampled and corrected metrics of a ratio ranks table.
 
     ``exact`` are the metrics of the full sort (each positive at its ``rank``, RecBole's full
@@ -173,12 +175,14 @@ def compare_sampled_metrics(ranks: pd.DataFrame, n_negatives: int, *, design: st
         Independent draws.
     metrics, ks
         Metrics of :data:`itemsampling.multi_positive.MULTI_METRICS` and cut-offs.
+    methods : sequence of str
+        Estimators of :func:`itemsampling.multi_positive.estimate_multi_positive`.
 
     Returns
     -------
     pandas.DataFrame
-        Columns ``repeat`` (-1 for ``exact``), ``kind`` (``exact``, ``sampled``,
-        ``corrected``), ``metric``, ``k``, ``value``.
+        Columns ``repeat`` (-1 for ``exact``), ``kind`` (``exact``, ``sampled`` or a method),
+        ``metric``, ``k``, ``value``.
     """
     missing = {"user", "negative_rank", "n_candidates", "n_positives"} - set(ranks.columns)
     if missing:
@@ -197,6 +201,8 @@ def compare_sampled_metrics(ranks: pd.DataFrame, n_negatives: int, *, design: st
                                   ranks["n_positives"].to_numpy(), n_negatives, design=design,
                                   replace=replace, rng=gen)
         frames.append(multi_positive_metrics(r, users, metrics, ks).assign(repeat=repeat, kind="sampled"))
-        frames.append(estimate_multi_positive(r, users, n_items, n_negatives + 1, metrics, ks)
-                      .rename(columns={"estimate": "value"}).assign(repeat=repeat, kind="corrected"))
+        for method in methods:
+            estimates = estimate_multi_positive(r, users, n_items, n_negatives + 1, metrics, ks, method=method,
+                                                scheme="binomial" if replace else "hypergeometric")
+            frames.append(estimates.rename(columns={"estimate": "value"}).assign(repeat=repeat, kind=method))
     return pd.concat(frames, ignore_index=True)[["repeat", "kind", "metric", "k", "value"]]

@@ -9,19 +9,27 @@ never imports it. Use inside a RecBole script::
         "eval_args": {"split": {"LS": "valid_and_test"}, "order": "TO", "mode": "uni100"},
         "metrics": ["Recall", "NDCG", "CorrectedRecall", "CorrectedNDCG", "SampledRanks"]})
 
-What RecBole gives per user (its collector's ``rec.meanrank``): the sum of the positives'
-ranks among the user's candidates (ties get their average rank), the number of candidates
-(items with a finite score: the positive and its distinct sampled negatives) and the number of
-positives. With one positive per user (a leave-one-out split) the first is the positive's rank
-r_u and the second n_u. The catalogue size N is the config's ``catalogue_size`` (RecBole's
-``dataset.item_num - 1``: its item count less the padding id 0; 1682 on ml-100k): RecBole 1.2.1
-cannot hand its ``data.*`` entries to a metric (its collector calls ``.cpu()`` on an int). In
-``full`` mode n_u is N_u itself, the items left after the user's history is masked.
+What a metric gets: :func:`register` adds one entry to RecBole's collector, ``rec.positiveranks``,
+computed from the same score rows as RecBole's own ``rec.meanrank`` (its collector's
+``eval_batch_collect``, which sees each batch's scores and positives;
+:func:`itemsampling.score_matrix.positive_counts`): per positive, the number
+of the user's candidates that are not positives (its sampled negatives in ``uniN`` mode; every
+item outside the user's history in ``full`` mode) scored above it, those tied with it, the
+number of those candidates, and the user's number of positives. A positive's rank is 1 + those
+above + half of those tied, rounded down (RecBole's average rank of a tie, rounded), among
+itself and the negatives: the user's other positives are left out, as
+:mod:`itemsampling.runs` reads a run with several positives per user (RecBole's default ratio
+split). The catalogue size N is the config's ``catalogue_size`` (RecBole's ``dataset.item_num -
+1``: its item count less the padding id 0; 1682 on ml-100k): RecBole 1.2.1 cannot hand its
+``data.*`` entries to a metric (its collector calls ``.cpu()`` on an int). In ``full`` mode the
+file holds each user's N_u (the positives and the items outside the user's history).
 
 ``SampledRanks`` writes these as a CSV (``sampled_ranks_path`` in the config, default
-``sampled_ranks.csv``; columns ``user_id, rank, n_candidates, n_items, mode``) that
+``sampled_ranks.csv``; columns ``user_id, rank, n_candidates, n_items, n_positives, mode``;
+``user_id`` numbers the evaluated users in RecBole's order) that
 :func:`itemsampling.runs.read_run` reads with ``format="recbole"``. ``CorrectedRecall`` and
-``CorrectedNDCG`` report ``mn_mes`` estimates of the global metric at each ``topk``.
+``CorrectedNDCG`` report ``mn_mes`` estimates of the global metric at each ``topk``, with one
+positive per user or several.
 """
 
 from __future__ import annotations
@@ -29,35 +37,40 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import recbole.evaluator.metrics as recbole_metrics
+import torch
 import recbole.evaluator.register as recbole_register
 from recbole.evaluator.base_metric import AbstractMetric
+from recbole.evaluator.collector import Collector
 from recbole.utils import EvaluatorType
 
 from .runs import correct, read_run
+from .score_matrix import positive_counts
 
-__all__ = ["CorrectedNDCG", "CorrectedRecall", "SampledRanks", "ranks_table", "register"]
+__all__ = ["POSITIVE_RANKS", "CorrectedNDCG", "CorrectedRecall", "SampledRanks", "ranks_table", "register"]
+
+
+#: the collector entry that :func:`register` adds
+POSITIVE_RANKS = "rec.positiveranks"
 
 
 def ranks_table(dataobject, config) -> pd.DataFrame:
-    """The per-user ranks of a RecBole evaluation (``rec.meanrank``, ``config["catalogue_size"]``).
-
-    A user with several positives gets one row per positive, each with their mean rank, so that
-    :func:`itemsampling.runs.read_run` sees several positives (not supported yet).
-    """
-    mean_rank = dataobject.get("rec.meanrank").numpy()
-    rank_sum, n_candidates, n_positives = mean_rank[:, 0], mean_rank[:, 1], mean_rank[:, 2].astype(np.int64)
+    """The per-positive ranks of a RecBole evaluation (``rec.positiveranks``,
+    ``config["catalogue_size"]``): one row per user and positive."""
+    table = dataobject.get(POSITIVE_RANKS).numpy().astype(np.int64)
     mode = config["eval_args"]["mode"]
     mode = mode.get("test", mode.get("valid")) if isinstance(mode, dict) else mode
-    users = np.repeat(np.arange(rank_sum.size), n_positives)
     n_items = config["catalogue_size"]
-    if n_items is None and "full" not in str(mode):
+    full = "full" in str(mode)
+    if n_items is None and not full:
         raise ValueError("set 'catalogue_size' in the RecBole config to the number of items N "
                          "(dataset.item_num - 1) so that the sampled run can be corrected")
+    users, above, tied, n_negatives, n_positives = (table[:, j] for j in range(5))
     return pd.DataFrame({
         "user_id": users,
-        "rank": np.rint(np.repeat(rank_sum / n_positives, n_positives)).astype(np.int64),
-        "n_candidates": np.repeat(n_candidates.astype(np.int64), n_positives),
-        "n_items": np.repeat(n_candidates.astype(np.int64), n_positives) if n_items is None else int(n_items),
+        "rank": 1 + above + tied // 2,
+        "n_candidates": n_negatives + 1,
+        "n_items": n_negatives + n_positives if full else int(n_items),
+        "n_positives": n_positives,
         "mode": str(mode),
     })
 
@@ -66,7 +79,7 @@ class SampledRanks(AbstractMetric):
     """Writes the run's ranks to ``config['sampled_ranks_path']``; reports the number of rows."""
 
     metric_type = EvaluatorType.RANKING
-    metric_need = ("rec.meanrank",)
+    metric_need = (POSITIVE_RANKS,)
     smaller = False
 
     def __init__(self, config):
@@ -82,7 +95,7 @@ class SampledRanks(AbstractMetric):
 
 class _Corrected(AbstractMetric):
     metric_type = EvaluatorType.RANKING
-    metric_need = ("rec.meanrank",)
+    metric_need = (POSITIVE_RANKS,)
     smaller = False
     metric: str = ""
 
@@ -100,7 +113,7 @@ class _Corrected(AbstractMetric):
 
 
 class CorrectedRecall(_Corrected):
-    """Estimated full-ranking Recall@K (= hit ratio, one positive per user) of a ``uniN`` run."""
+    """Estimated full-ranking Recall@K of a ``uniN`` run (= hit ratio with one positive per user)."""
 
     metric = "recall"
 
@@ -112,10 +125,14 @@ class CorrectedNDCG(_Corrected):
 
 
 def register() -> None:
-    """Make the metrics known to RecBole, as the classes of ``recbole.evaluator.metrics`` are.
+    """Make the metrics known to RecBole, as the classes of ``recbole.evaluator.metrics`` are, and
+    let its collector compute ``rec.positiveranks`` when a metric needs it.
 
     RecBole collects its metrics once, at import, from that module (``cluster_info``) into the
     dictionaries of ``recbole.evaluator.register``; this adds ours to the module and to them.
+    The collector's ``eval_batch_collect`` is wrapped once: it runs as before, then appends the
+    batch's row and :func:`itemsampling.score_matrix.positive_counts` per positive, with rows
+    numbered across batches.
     """
     for cls in (CorrectedRecall, CorrectedNDCG, SampledRanks):
         name = cls.__name__.lower()
@@ -123,3 +140,20 @@ def register() -> None:
         recbole_register.metrics_dict[name] = cls
         recbole_register.metric_information[name] = cls.metric_need
         recbole_register.metric_types[name] = cls.metric_type
+    if not getattr(Collector.eval_batch_collect, "_itemsampling", False):
+        Collector.eval_batch_collect = _collecting_positive_ranks(Collector.eval_batch_collect)
+
+
+def _collecting_positive_ranks(collect):
+    def eval_batch_collect(self, scores_tensor, interaction, positive_u, positive_i):
+        collect(self, scores_tensor, interaction, positive_u, positive_i)
+        if self.register.need(POSITIVE_RANKS):
+            rows = positive_u.cpu().numpy()
+            counts = positive_counts(scores_tensor.detach().cpu().numpy(), rows, positive_i.cpu().numpy())
+            table = torch.from_numpy(np.column_stack([rows, counts]))
+            if POSITIVE_RANKS in self.data_struct:  # number the rows after those of earlier batches
+                table[:, 0] += int(self.data_struct.get(POSITIVE_RANKS)[:, 0].max()) + 1
+            self.data_struct.update_tensor(POSITIVE_RANKS, table)
+
+    eval_batch_collect._itemsampling = True
+    return eval_batch_collect

@@ -46,9 +46,13 @@ catalogue less the positive t, :func:`itemsampling.nonuniform.hansen_hurwitz_ran
 A popularity run that holds ranks only (RecBole's ``popN`` through ``SampledRanks``) cannot be
 corrected: :func:`correct` says what is missing.
 
-**Not supported yet.** Several positives per user need an estimator option the estimators do not
-have yet; :func:`correct` names what is missing, and accepts such runs as soon as
-:func:`itemsampling.estimators.method_options` accepts ``positives_per_user``.
+**Several positives per user** (a ratio split: RecBole's default). A run with several rows for
+a user has protocol ``several_positives``: each row's ``ranks`` is the positive's rank among
+itself and its sampled negatives, the user's other positives left out (RecBole ranks them too:
+its reader subtracts the positives above), ``sample_size`` is the positive and its negatives,
+and ``n_items`` is N_u, every candidate of the user's full ranking, positives included.
+:func:`correct` estimates RecBole's and RecPack's metrics with several relevant items from each
+positive's kernel with N = N_u - P_u + 1 (:func:`itemsampling.multi_positive.estimate_multi_positive`).
 """
 
 from __future__ import annotations
@@ -64,12 +68,14 @@ import pandas as pd
 from numpy.typing import ArrayLike
 
 from . import kernels
-from .estimators import estimate, method_options
+from .estimators import estimate
+from .multi_positive import estimate_multi_positive
 from .nonuniform import check_probabilities, corrected_estimate, hansen_hurwitz_rank
 from .score_matrix import sampled_ranks_from_scores
-from .simulation import as_generator
+from .simulation import as_generator, subsample_ranks
 
-__all__ = ["FORMATS", "PROTOCOLS", "DuplicateNegativesWarning", "Run", "correct", "read_run", "thin"]
+__all__ = ["FORMATS", "PROTOCOLS", "DuplicateNegativesWarning", "Run", "correct", "positive_arguments", "read_run",
+           "thin"]
 
 #: sampling protocols a run may state, with the kernel scheme each one needs
 PROTOCOLS = {
@@ -102,7 +108,8 @@ class Run:
     n_items : int or numpy.ndarray
         Catalogue size N, the number of items ranked by the full evaluation; or each user's
         number of candidates N_u where the full evaluation leaves out the user's training items
-        (the ``unseen`` protocol of :func:`itemsampling.estimate`).
+        (the ``unseen`` protocol of :func:`itemsampling.estimate`). With several positives per
+        user, the user's positives are among these candidates.
     protocol : str
         One of :data:`PROTOCOLS`.
     model : str
@@ -143,7 +150,7 @@ class Run:
         if self.protocol not in PROTOCOLS:
             raise ValueError(f"unknown protocol {self.protocol!r}; one of {', '.join(PROTOCOLS)}")
         protocol = self.protocol
-        if protocol != "several_positives" and pd.Series(users).duplicated().any():
+        if protocol == "uniform_without_replacement" and pd.Series(users).duplicated().any():
             protocol = "several_positives"
         if self.rank_estimates is not None:
             estimates = np.asarray(self.rank_estimates, dtype=float)
@@ -185,8 +192,8 @@ def thin(run: Run, rng: np.random.Generator | int | None = 0) -> Run:
     n = int(run.sample_size.min())
     if np.all(run.sample_size == n):
         return run
-    above = as_generator(rng).hypergeometric(run.ranks - 1, run.sample_size - run.ranks, n - 1)
-    return replace(run, ranks=above + 1, sample_size=np.full_like(run.sample_size, n))
+    ranks, _ = subsample_ranks(run.ranks, run.sample_size, n, rng)
+    return replace(run, ranks=ranks, sample_size=np.full_like(run.sample_size, n))
 
 
 def correct(run: Run, method: str = "mn_mes", metrics: Sequence[str] | str = ("recall", "ndcg"),
@@ -200,7 +207,10 @@ def correct(run: Run, method: str = "mn_mes", metrics: Sequence[str] | str = ("r
     has no kernel: its metrics are taken at the Hansen–Hurwitz rank estimates it carries
     (:func:`itemsampling.nonuniform.corrected_estimate`, KDD'20 eq. 20's plug-in rule); any
     ``method`` other than the default or ``hansen_hurwitz`` is warned about, and ``options`` other
-    than the interval's are not used.
+    than the interval's are not used. A run with several positives per user is estimated
+    positive by positive (:func:`itemsampling.multi_positive.estimate_multi_positive`, metrics
+    of :data:`itemsampling.multi_positive.MULTI_METRICS`; its interval is over users, with the
+    fit of P̂(R) held fixed).
 
     Parameters
     ----------
@@ -222,6 +232,12 @@ def correct(run: Run, method: str = "mn_mes", metrics: Sequence[str] | str = ("r
         For a protocol whose kernel the estimators do not have yet, naming what is missing.
     """
     scheme = check_supported(run, method)
+    if run.protocol == "several_positives":
+        table = estimate_multi_positive(*positive_arguments(run), metrics, ks, method=method, interval=interval,
+                                        seed=seed, **{"scheme": scheme, **options})
+        table.insert(0, "protocol", run.protocol)
+        table.insert(0, "model", run.model)
+        return table
     if run.protocol == "popularity":
         if method not in ("mn_mes", *_POPULARITY_METHODS):
             warnings.warn(f"method {method!r} needs the kernel P(r | R) of uniform sampling, which a popularity "
@@ -255,15 +271,28 @@ def check_supported(run: Run, method: str = "mn_mes") -> str:
     if run.protocol != "popularity" and scheme not in kernels.SCHEMES:
         raise NotImplementedError(f"protocol {run.protocol!r} needs the kernel scheme {scheme!r}, which "
                                   f"itemsampling.kernels.SCHEMES = {kernels.SCHEMES} lacks")
-    if run.protocol == "several_positives" and "positives_per_user" not in method_options(method):
-        counts = pd.Series(run.users).value_counts()
+    if run.protocol != "several_positives" and pd.Series(run.users).duplicated().any():
         raise NotImplementedError(
-            f"run {run.model!r} has several positives per user (up to {int(counts.max())}, "
-            f"{int((counts > 1).sum())} users); the estimators take one held-out item per user so far "
-            "(no option 'positives_per_user'). Use a leave-one-out split (RecBole: split {'LS': "
-            "'valid_and_test'}) so each user has one test positive"
-        )
+            f"run {run.model!r} has several positives per user under protocol {run.protocol!r}: several "
+            "positives are estimated for uniform sampling without replacement (RecBole's uniN) only. Use a "
+            "leave-one-out split (RecBole: split {'LS': 'valid_and_test'}) so each user has one test positive")
+    if run.protocol == "several_positives" and method in ("sampled", "cls", "adaptive_mle"):
+        raise ValueError(f"method {method!r} does not estimate metrics with several positives per user "
+                         f"(run {run.model!r}); use mn_mes (the default), mle, mes, bv, mn or rank_estimate")
     return scheme
+
+
+def positive_arguments(run: Run) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The sampled ranks, users, N = N_u - P_u + 1 and n of each positive of a run with several
+    positives per user (:func:`itemsampling.multi_positive.estimate_multi_positive`)."""
+    _, uid, p_u = np.unique(run.users, return_inverse=True, return_counts=True)
+    n_u = np.broadcast_to(np.asarray(run.n_items), run.ranks.shape)
+    n_items = n_u - p_u[uid.reshape(-1)] + 1
+    if np.any(n_items < run.sample_size):
+        raise ValueError(f"run {run.model!r}: a positive has more candidates (n) than its user has "
+                         "non-relevant items plus itself (N_u - P_u + 1); n_items must be every candidate of "
+                         "the user's full ranking, positives included")
+    return run.ranks, run.users, n_items, run.sample_size
 
 
 def read_run(source: str | Path | ArrayLike | Run, format: str = "scores", *,

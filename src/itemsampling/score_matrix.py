@@ -20,7 +20,7 @@ from numpy.typing import ArrayLike
 
 from .simulation import as_generator
 
-__all__ = ["sampled_ranks_from_scores"]
+__all__ = ["positive_counts", "sampled_ranks_from_scores"]
 
 
 def sampled_ranks_from_scores(scores: ArrayLike, target_column: int | ArrayLike = 0,
@@ -102,3 +102,47 @@ def _check_target_column(target_column, shape: tuple[int, int]) -> np.ndarray:
             f"got {target_column!r}"
         )
     return np.broadcast_to(column, (n_rows,)).astype(np.int64)
+
+
+def positive_counts(scores: ArrayLike, rows: ArrayLike, columns: ArrayLike) -> np.ndarray:
+    """Per positive, how its row's non-relevant candidates compare with it (several positives per row).
+
+    The layout of a framework that scatters each user's candidates into one row of the item
+    matrix, -inf elsewhere (RecBole's ``Trainer._neg_sample_batch_eval`` and full-sort rows):
+    row u's candidates are its finite entries, of which the positives ``(rows, columns)`` are
+    relevant and the others are its negatives.
+
+    Parameters
+    ----------
+    scores : array_like, shape (B, I)
+        Score rows, -inf outside each row's candidates; NaN is an error.
+    rows, columns : array_like of int, shape (P,)
+        Row and column of each positive (each a finite entry).
+
+    Returns
+    -------
+    numpy.ndarray, shape (P, 4), int64
+        Per positive: the negatives of its row scored above it, those tied with it, the
+        negatives of its row in all, and the positives of its row.
+    """
+    scores = np.asarray(scores, dtype=np.float64)
+    rows, columns = np.asarray(rows, dtype=np.int64), np.asarray(columns, dtype=np.int64)
+    if scores.ndim != 2 or np.isnan(scores).any():
+        raise ValueError("scores must be a 2-D array without NaN (-inf outside the candidates)")
+    target = scores[rows, columns]
+    if not np.all(np.isfinite(target)):
+        raise ValueError("every positive must be one of its row's candidates (a finite score)")
+    negatives = scores.copy()
+    negatives[rows, columns] = -np.inf
+    ascending = np.sort(negatives, axis=1)
+    n_negatives = np.isfinite(negatives).sum(axis=1)
+    out = np.empty((rows.size, 4), dtype=np.int64)
+    for row in np.unique(rows):  # one sorted row, searched for all of its positives
+        mine = np.flatnonzero(rows == row)
+        at_most = np.searchsorted(ascending[row], target[mine], side="right")
+        below = np.searchsorted(ascending[row], target[mine], side="left")
+        out[mine, 0] = scores.shape[1] - at_most
+        out[mine, 1] = at_most - below
+        out[mine, 2] = n_negatives[row]
+        out[mine, 3] = mine.size
+    return out

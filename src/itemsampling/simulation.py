@@ -59,6 +59,7 @@ __all__ = [
     "sample_ranks",
     "sampled_rank_pmf",
     "sampling_cost",
+    "subsample_ranks",
 ]
 
 #: Entries of P(r | R) evaluated at once by the expectation functions (bounds memory to ~100 MB).
@@ -96,6 +97,41 @@ def _count_outranking(gen: np.random.Generator, better, worse, draws, scheme: st
     if scheme == "binomial":
         return gen.binomial(draws, better / (better + worse))
     return gen.hypergeometric(better, worse, draws)
+
+
+def subsample_ranks(ranks: ArrayLike, sample_sizes: ArrayLike, sample_size: int,
+                    rng: np.random.Generator | int | None = 0) -> tuple[np.ndarray, int]:
+    """Sampled ranks among a uniform subset of n - 1 of each user's n_u - 1 negatives.
+
+    The number of kept negatives that outrank the positive is hypergeometric,
+    r' - 1 ~ Hypergeometric(n_u - 1 total, r_u - 1 successes, n - 1 draws), and a uniform
+    subset of a uniform sample is a uniform sample, so the kernel P(r | R) of the smaller
+    sample holds for r'. Users already at n keep their ranks (all their negatives are kept).
+
+    Parameters
+    ----------
+    ranks : array_like of int
+        r_u in 1..n_u.
+    sample_sizes : array_like of int
+        n_u, each >= ``sample_size``.
+    sample_size : int
+        n, the common sample size.
+    rng : numpy.random.Generator, int or None
+        Seed of the subsample.
+
+    Returns
+    -------
+    (numpy.ndarray, int)
+        The ranks r' and n.
+    """
+    ranks = np.asarray(ranks, dtype=np.int64)
+    sizes = np.broadcast_to(np.asarray(sample_sizes, dtype=np.int64), ranks.shape)
+    if np.any(sizes < sample_size):
+        raise ValueError(f"cannot subsample to n = {sample_size}: some users have fewer candidates")
+    if np.all(sizes == sample_size):
+        return ranks, int(sample_size)
+    above = as_generator(rng).hypergeometric(ranks - 1, sizes - ranks, sample_size - 1)
+    return above + 1, int(sample_size)
 
 
 def sample_ranks(global_ranks: ArrayLike, n_items: int | ArrayLike, sample_size: int | ArrayLike,

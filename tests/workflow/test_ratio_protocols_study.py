@@ -14,7 +14,8 @@ from itemsampling.studies.tables import write_table
 from .protocol_helpers import tiny_ratio_ranks
 
 CONFIG = {"datasets": ["tiny"], "models": ["m1", "m2", "m3"], "negatives": 20, "designs": ["per_positive", "shared"],
-          "replace": True, "metrics": ["recall", "ndcg", "hit"], "ks": [1, 5, 10], "repeats": 4}
+          "replace": True, "metrics": ["recall", "ndcg", "hit"], "ks": [1, 5, 10], "repeats": 4,
+          "methods": ["rank_estimate", "mn_mes"]}
 
 
 @pytest.fixture(scope="module")
@@ -40,14 +41,14 @@ def test_exact_values_are_the_full_rankings_metrics(root):
     # Recall@K from the full ranking's positions (column rank), user by user
     per_user = ranks.assign(hit=ranks["rank"] <= 5).groupby("user")["hit"].mean()
     assert recall5.iloc[0] == pytest.approx(per_user.mean())
-    assert set(runs["kind"]) == {"exact", "sampled", "corrected"}
+    assert set(runs["kind"]) == {"exact", "sampled", "rank_estimate", "mn_mes"}
     assert runs[runs["kind"] != "exact"].groupby(["design", "kind", "metric", "k"]).size().eq(4).all()
 
 
 def test_accuracy_and_winners(root):
     tables = rp.study_tables(CONFIG, 1, None, root)
     acc = tables["ratio_accuracy"]
-    assert set(acc["kind"]) == {"sampled", "corrected"} and (acc["repeats"] == 4).all()
+    assert set(acc["kind"]) == {"sampled", "rank_estimate", "mn_mes"} and (acc["repeats"] == 4).all()
     row = acc.iloc[0]
     assert row["rmse"] ** 2 == pytest.approx(row["bias"] ** 2 + row["sd"] ** 2 * 3 / 4)
     # the sampled metric among 21 candidates exceeds the exact one (a sampled rank <= the global rank)

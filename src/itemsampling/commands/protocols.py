@@ -19,10 +19,14 @@ A method that assumes uniform negatives (MLE, MES, BV, MN, ...) cannot honour a 
 stratified sampler: a warning says so and the Horvitz–Thompson or Hansen–Hurwitz correction is
 used instead. Files of probabilities are ``.npy`` (1-D) or one-column CSV.
 
-``itemsampling estimate-positives RANKS.csv --n-items N --sample-size n`` estimates metrics with
-several held-out items per user (RecBole's recall, ndcg, hit; RecPack's calibrated_recall) from a
-ratio split's sampled ranks: one row per user and positive, columns ``user`` and ``rank`` (the
-positive's 1-based rank among itself and its n - 1 negatives, other positives excluded).
+``itemsampling estimate-positives RANKS.csv --n-items N --sample-size n [--method mn_mes]
+[--scheme hypergeometric] [--interval 0.95]`` estimates metrics with several held-out items per
+user (RecBole's recall, ndcg, hit; RecPack's calibrated_recall) from a ratio split's sampled
+ranks: one row per user and positive, columns ``user`` and ``rank`` (the positive's 1-based rank
+among itself and its n - 1 negatives, other positives excluded), and optionally
+``sample_size`` (n per positive) and ``n_items`` (N per positive: the positive and the user's
+non-relevant candidates), which override the options
+(:func:`itemsampling.multi_positive.estimate_multi_positive`).
 """
 
 from __future__ import annotations
@@ -65,11 +69,17 @@ def register(subparsers) -> None:
                               "items per user from their sampled ranks", description=doc,
                               formatter_class=argparse.RawDescriptionHelpFormatter)
     q.add_argument("ranks", metavar="RANKS.csv", help="columns user, rank: one row per user and positive")
-    q.add_argument("--n-items", type=int, required=True, metavar="N",
-                   help="a positive and its non-relevant candidates")
-    q.add_argument("--sample-size", type=int, required=True, metavar="n", help="a positive and its n - 1 negatives")
+    q.add_argument("--n-items", type=int, metavar="N",
+                   help="a positive and its non-relevant candidates (or a column n_items)")
+    q.add_argument("--sample-size", type=int, metavar="n",
+                   help="a positive and its n - 1 negatives (or a column sample_size)")
+    q.add_argument("--method", choices=[m for m in METHODS if m not in ("sampled", "cls", "adaptive_mle")],
+                   default="mn_mes", help="estimator of each positive's rank (default mn_mes)")
+    q.add_argument("--scheme", choices=("hypergeometric", "binomial"), default="hypergeometric",
+                   help="negatives drawn without (default) or with replacement")
     q.add_argument("--metric", action="append", choices=MULTI_METRICS, help="repeatable (default: all)")
     q.add_argument("--k", action="append", type=parse_ks, metavar="K", help="cut-offs (default 1,5,10,20,50)")
+    q.add_argument("--interval", type=float, metavar="LEVEL", help="add se, lower, upper at this level")
     q.add_argument("--output", metavar="FILE", help="CSV output (default: standard output)")
     q.set_defaults(func=_run_positives)
 
@@ -146,7 +156,17 @@ def _run_positives(args) -> int:
         check_output_file(args.output)
     t = _read_csv(args.ranks, ("user", "rank"))
     ks = sorted({k for ks in args.k for k in ks}) if args.k else [1, 5, 10, 20, 50]
-    table = estimate_multi_positive(t["rank"].to_numpy(), t["user"].to_numpy(), args.n_items,
-                                    args.sample_size, args.metric or list(MULTI_METRICS), ks)
+    sizes = {}
+    for column, option in (("n_items", "--n-items"), ("sample_size", "--sample-size")):
+        given = getattr(args, column)
+        if column in t.columns:
+            sizes[column] = _read_csv(args.ranks, ("user", "rank", column))[column].to_numpy()
+        elif given is None:
+            raise ValueError(f"{args.ranks!r} has no column {column}: give {option}")
+        else:
+            sizes[column] = given
+    table = estimate_multi_positive(t["rank"].to_numpy(), t["user"].to_numpy(), sizes["n_items"],
+                                    sizes["sample_size"], args.metric or list(MULTI_METRICS), ks,
+                                    method=args.method, scheme=args.scheme, interval=args.interval)
     _write(table, args.output)
     return 0

@@ -16,8 +16,10 @@ RecBole draws N negatives per positive but then ranks each positive against the 
 negatives drawn for the user's positives (``Trainer._neg_sample_batch_eval``), i.e. the ``shared``
 design with up to P_u N negatives (:mod:`itemsampling.positive_sampling`); ``per_positive`` is the
 design its configuration describes. Kinds of value: ``exact`` (the full ranking, RecBole's full
-evaluation), ``sampled`` (the uncorrected metric among the sampled candidates) and ``corrected``
-(:func:`itemsampling.multi_positive.estimate_multi_positive`, KDD'20 eq. 20 per positive).
+evaluation), ``sampled`` (the uncorrected metric among the sampled candidates) and one per
+estimator of ``methods`` (:func:`itemsampling.multi_positive.estimate_multi_positive`:
+``rank_estimate``, KDD'20 eq. 20 per positive; ``mn_mes``, AAAI'23's MN with the MES prior, on
+each positive's kernel).
 
 Tables (``results/tables/05_protocols_in_use/``):
 
@@ -82,7 +84,7 @@ def model_runs(ranks: pd.DataFrame, config: Mapping, seed: int, dataset: str, mo
         rng = np.random.default_rng(derive_seed(seed, dataset, model, "ratio", design, config["negatives"]))
         frame = compare_sampled_metrics(ranks, int(config["negatives"]), design=design, replace=bool(config["replace"]),
                                         repeats=int(config["repeats"]), rng=rng, metrics=tuple(config["metrics"]),
-                                        ks=tuple(config["ks"]))
+                                        ks=tuple(config["ks"]), methods=tuple(config["methods"]))
         frames.append(frame.assign(dataset=dataset, model=model, design=design))
     out = pd.concat(frames, ignore_index=True)
     return out[["dataset", "model", "design", "repeat", "kind", "metric", "k", "value"]]
@@ -140,11 +142,13 @@ def findings(tables: Mapping[str, pd.DataFrame], ks) -> pd.DataFrame:
     k = 10 if 10 in ks else sorted(ks)[len(ks) // 2]
     names = {"recall": "Recall", "ndcg": "NDCG", "hit": "HR"}
     rows = []
+    methods = [kind for kind in acc["kind"].unique() if kind != "sampled"]
     for design in acc["design"].unique():
         sel = acc[(acc["design"] == design) & (acc["k"] == k)]
         bias = sel.groupby(["metric", "kind"], sort=False)["relative_bias"].median()
-        text = "; ".join(f"{names.get(m, m)}@{k} {bias[(m, 'sampled')]:+.0%} uncorrected, {bias[(m, 'corrected')]:+.0%} "
-                         f"corrected" for m in sel["metric"].unique())
+        text = "; ".join(f"{names.get(m, m)}@{k} {bias[(m, 'sampled')]:+.0%} uncorrected, "
+                         + ", ".join(f"{bias[(m, kind)]:+.0%} {kind}" for kind in methods)
+                         for m in sel["metric"].unique())
         rows.append((f"Ratio split, negatives {design.replace('_', ' ')}, median relative bias: {text}.",
                      "ratio_accuracy"))
     sel = win[(win["k"] == k) & (win["metric"] == "recall")]
