@@ -7,11 +7,11 @@ import pandas as pd
 import pytest
 
 import itemsampling.runs as runs
+from itemsampling import estimate, sampled_ranks_from_scores
+from itemsampling.cli import main
 from itemsampling.compare import compare
 from itemsampling.multi_positive import multi_positive_metrics
 from itemsampling.score_matrix import positive_counts
-from itemsampling import estimate, sampled_ranks_from_scores
-from itemsampling.cli import main
 
 
 def _negatives(rng, n_users=50, n_items=300, n_neg=19, duplicate_rows=()):
@@ -152,7 +152,7 @@ def test_a_run_with_several_positives_per_user_is_corrected_to_its_full_ranking(
 
 def test_two_runs_with_several_positives_are_compared_on_the_users_terms(tmp_path):
     rng = np.random.default_rng(9)
-    table, _, users = _ratio_run(rng, n_users=800)
+    table, _, _ = _ratio_run(rng, n_users=800)
     worse = table.assign(rank=np.minimum(table["rank"] + rng.integers(0, 6, len(table)), 101))
     a = runs.read_run(table, "recbole", model="A")
     b = runs.read_run(worse, "recbole", model="B")

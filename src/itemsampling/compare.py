@@ -34,8 +34,8 @@ import pandas as pd
 
 from .estimators import Estimator, estimate, influence_values
 from .metrics import metric_weights
+from .multi_positive import multi_positive_metrics, multi_positive_terms, multi_positive_values
 from .nonuniform import plug_in_values
-from .multi_positive import multi_positive_metrics, multi_positive_terms
 from .runs import Run, check_supported, positive_arguments, thin
 
 __all__ = ["compare", "compare_many", "holm", "paired_difference"]
@@ -75,7 +75,11 @@ def compare(run_a: Run, run_b: Run, metric: str = "recall", k: int = 10, method:
         return _compare_positives(run_a, run_b, metric, k, method, level, scheme, options)
     run_a, run_b = thin(run_a), thin(run_b)
     n = int(run_a.sample_size[0])
-    if run_a.protocol == "popularity":  # the plug-in mean is linear in its per-user terms
+    if run_a.protocol == "popularity" and run_a.several_positives:  # each user's metrics at the estimates
+        psi = [multi_positive_values(np.floor(run.rank_estimates + 1e-9), run.users, metric, k)[1][:, 0]
+               for run in (run_a, run_b)]
+        theta = [float(values.mean()) for values in psi]
+    elif run_a.protocol == "popularity":  # the plug-in mean is linear in its per-user terms
         psi = [plug_in_values(run.rank_estimates, run.n_items, metric, k) for run in (run_a, run_b)]
         theta = [float(values.mean()) for values in psi]
     else:
@@ -85,8 +89,12 @@ def compare(run_a: Run, run_b: Run, metric: str = "recall", k: int = 10, method:
         estimator = Estimator(method, options)
         psi = [influence_values(run.ranks, run.n_items, n, estimator, **args)[:, 0] for run in (run_a, run_b)]
     paired = paired_difference(theta[0], theta[1], psi[0], psi[1], level)
-    weights = metric_weights(metric, k, n)
-    sampled = float(weights[run_a.ranks - 1].mean() - weights[run_b.ranks - 1].mean())
+    if run_a.several_positives:
+        sampled = float(np.subtract(*[multi_positive_metrics(run.ranks, run.users, metric, k)["value"].iloc[0]
+                                      for run in (run_a, run_b)]))
+    else:
+        weights = metric_weights(metric, k, n)
+        sampled = float(weights[run_a.ranks - 1].mean() - weights[run_b.ranks - 1].mean())
     return {
         "model_a": run_a.model, "model_b": run_b.model, "metric": metric, "k": k,
         "estimate_a": theta[0], "estimate_b": theta[1], **paired,

@@ -26,19 +26,22 @@ above is a weighted sum over positives of functions of R_ui alone, so each estim
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from statistics import NormalDist
 
 import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
 from . import corrections
-from ._validation import check_choice, check_ranks
+from ._validation import check_choice, check_positive_integer, check_ranks
 from .batch import DIRECT_METHODS, METHODS, Batch, Estimator, method_options
 from .candidates import DEFAULT_N_GROUPS
 from .kernels import KernelCache
 from .simulation import subsample_ranks
 
-__all__ = ["MULTI_METRICS", "estimate_multi_positive", "multi_positive_metrics", "multi_positive_terms", "positions"]
+__all__ = ["MULTI_METRICS", "estimate_multi_positive", "multi_positive_metrics", "multi_positive_terms",
+           "multi_positive_values", "positions"]
 
 MULTI_METRICS = ("recall", "ndcg", "hit", "calibrated_recall")
 #: methods of :func:`itemsampling.estimate` that do not carry over to several positives
@@ -66,7 +69,8 @@ def positions(negative_ranks: ArrayLike, users: ArrayLike) -> np.ndarray:
 
 
 def multi_positive_metrics(negative_ranks: ArrayLike, users: ArrayLike, metrics: Sequence[str] | str = MULTI_METRICS,
-                           ks: Iterable[int] | int = (1, 5, 10, 20, 50)) -> pd.DataFrame:
+                           ks: Iterable[int] | int = (1, 5, 10, 20, 50), *,
+                           interval: float | None = None) -> pd.DataFrame:
     """Exact user-averaged metrics@K with several relevant items (RecBole / RecPack definitions).
 
     Parameters
@@ -80,22 +84,31 @@ def multi_positive_metrics(negative_ranks: ArrayLike, users: ArrayLike, metrics:
         Any of :data:`MULTI_METRICS`.
     ks : int or iterable of int
         Cut-offs K.
+    interval : float, optional
+        Confidence level: adds ``se``, ``lower``, ``upper``, the mean ± z·sd/√M of the users'
+        values (CLT over users; for metrics at rank estimates, such as Hansen–Hurwitz ranks).
 
     Returns
     -------
     pandas.DataFrame
-        Columns ``metric``, ``k``, ``value``.
+        Columns ``metric``, ``k``, ``value`` (and ``se``, ``lower``, ``upper``).
     """
-    metrics = [metrics] if isinstance(metrics, str) else list(metrics)
-    bad = sorted(set(metrics) - set(MULTI_METRICS))
-    if bad:
-        raise ValueError(f"unknown metric(s) {bad}; choose from {', '.join(MULTI_METRICS)}")
-    ks = [ks] if isinstance(ks, int) else list(ks)
+    pairs, values = multi_positive_values(negative_ranks, users, metrics, ks)
+    table = pd.DataFrame({"metric": [m for m, _ in pairs], "k": [k for _, k in pairs], "value": values.mean(axis=0)})
+    return table if interval is None else _with_interval(table, "value", values, interval)
+
+
+def multi_positive_values(negative_ranks: ArrayLike, users: ArrayLike, metrics: Sequence[str] | str = MULTI_METRICS,
+                          ks: Iterable[int] | int = (1, 5, 10, 20, 50)) -> tuple[list[tuple[str, int]], np.ndarray]:
+    """Each user's metrics@K of :func:`multi_positive_metrics`: the (metric, K) pairs (K outer) and
+    the values, shape (M, pairs), users in sorted order of their ids."""
+    metrics, ks = _checked_targets(metrics, ks)
     pos = positions(negative_ranks, users)
     _, uid = np.unique(np.asarray(users), return_inverse=True)
+    uid = uid.reshape(-1)
     n_users = uid.max() + 1
     p_u = np.bincount(uid, minlength=n_users)
-    rows = []
+    pairs, columns = [], []
     for k in ks:
         hit = pos <= k
         hits_u = np.bincount(uid, weights=hit, minlength=n_users)
@@ -108,25 +121,37 @@ def multi_positive_metrics(negative_ranks: ArrayLike, users: ArrayLike, metrics:
             "hit": (hits_u > 0).astype(float),
             "calibrated_recall": hits_u / np.minimum(p_u, k),
         }
-        rows += [{"metric": m, "k": k, "value": per_user[m].mean()} for m in metrics]
-    return pd.DataFrame(rows)
+        pairs += [(m, k) for m in metrics]
+        columns += [per_user[m] for m in metrics]
+    return pairs, np.column_stack(columns)
+
+
+def _with_interval(table: pd.DataFrame, column: str, values: np.ndarray, interval: float) -> pd.DataFrame:
+    """``table`` with ``se``, ``lower``, ``upper``: the users' CLT for the means of ``values``."""
+    if not 0 < interval < 1:
+        raise ValueError(f"interval must be a level in (0, 1), e.g. 0.95, got {interval!r}")
+    table = table.copy()
+    table["se"] = values.std(axis=0, ddof=1) / np.sqrt(values.shape[0]) if values.shape[0] > 1 else np.nan
+    z = NormalDist().inv_cdf((1 + interval) / 2)
+    table["lower"], table["upper"] = table[column] - z * table["se"], table[column] + z * table["se"]
+    return table
 
 
 def estimate_multi_positive(sampled_ranks: ArrayLike, users: ArrayLike, n_items: int | ArrayLike,
                             sample_size: int | ArrayLike, metrics: Sequence[str] | str = MULTI_METRICS,
                             ks: Iterable[int] | int = (1, 5, 10, 20, 50), *, method: str = "mn_mes",
-                            interval: float | None = None, scheme: str = "hypergeometric",
-                            n_groups: int | None = DEFAULT_N_GROUPS, grid: str = "auto", seed: int = 0,
-                            **options) -> pd.DataFrame:
+                            interval: float | None = None, interval_method: str = "analytic",
+                            n_bootstrap: int = 200, order: ArrayLike | None = None,
+                            scheme: str = "hypergeometric", n_groups: int | None = DEFAULT_N_GROUPS,
+                            grid: str = "auto", seed: int = 0, **options) -> pd.DataFrame:
     """Estimate the metrics of :func:`multi_positive_metrics` from each positive's sampled rank.
 
     Positive i of user u is ranked among its n - 1 sampled negatives (its own, RecBole's "N
     negatives per positive", or shared by the user's positives with the other positives left out
     of its rank): r_i in 1..n, with the one-positive kernel P(r | R; n, N), N = N_u - P_u + 1
-    (the positive and the user's negatives). Ordering the user's positives by r (ties in input
-    order; with shared negatives this is their order by score), the j-th (from 0) sits at
-    position R_i + j of the full ranking, so each metric is a sum over positives of a function
-    f_i of R_i alone, with a known shift j_i and a per-user weight a_u:
+    (the positive and the user's negatives). Ordering the user's positives by score, the j-th
+    (from 0) sits at position R_i + j of the full ranking, so each metric is a sum over positives
+    of a function f_i of R_i alone, with a known shift j_i and a per-user weight a_u:
 
     - ``recall``: f_i(R) = 1{R <= K - j_i}, a_u = 1/P_u; ``calibrated_recall``: a_u = 1/min(K, P_u);
     - ``hit``: the same f_i for the first positive only (j_i = 0), a_u = 1;
@@ -163,24 +188,49 @@ def estimate_multi_positive(sampled_ranks: ArrayLike, users: ArrayLike, n_items:
         A method of :func:`itemsampling.estimate` but ``sampled`` (the uncorrected metrics are
         :func:`multi_positive_metrics` of the sampled ranks), ``cls`` and ``adaptive_mle``.
     interval : float, optional
-        Confidence level: adds ``se``, ``lower``, ``upper``, θ̂ ± z·sd/√M of the users' terms
-        a_u Σ_i M̂_{f_i}(r_i) (CLT over users). P̂(R) is held fixed, so for a method that fits it
-        the interval leaves out the fit's own uncertainty.
+        Confidence level: adds ``se``, ``lower``, ``upper``.
+    interval_method : {"analytic", "bootstrap"}
+        ``analytic``: θ̂ ± z·sd/√M of the users' terms a_u Σ_i M̂_{f_i}(r_i) (CLT over users),
+        with P̂(R) held fixed, so for a method that fits it the interval leaves out the fit's
+        own uncertainty; ``bootstrap``: the percentile interval of ``n_bootstrap`` refits on
+        users resampled with all their positives (``se``: the refits' sd), which includes it.
+    n_bootstrap : int
+        Bootstrap refits (default 200).
+    order : array_like of int, shape (P,), optional
+        j_i: each positive's 0-based place among its user's positives by score (0: the highest).
+        By default the order of the sampled ranks, ties in input order: exact with negatives
+        shared by the user's positives, where the order of r is the order of the scores. With
+        negatives per positive it is not (a positive may meet weaker negatives than another
+        above it), and pairing shifts with ranks out of order raises recall; pass the order of
+        the scores there.
     scheme : {"hypergeometric", "binomial"}
         Negatives drawn without or with replacement.
     n_groups, grid, **options
         As in :func:`itemsampling.estimate`.
     seed : int
-        Seed of the subsample that equalises n.
+        Seed of the subsample that equalises n and of the bootstrap.
 
     Returns
     -------
     pandas.DataFrame
         Columns ``metric``, ``k``, ``estimate`` (and ``se``, ``lower``, ``upper``).
     """
-    pairs, terms = multi_positive_terms(sampled_ranks, users, n_items, sample_size, metrics, ks, method=method,
-                                        scheme=scheme, n_groups=n_groups, grid=grid, seed=seed, **options)
-    table = pd.DataFrame([_row(metric, k, terms[:, j], interval) for j, (metric, k) in enumerate(pairs)])
+    interval_method = check_choice("interval_method", interval_method, ("analytic", "bootstrap"))
+    n_bootstrap = check_positive_integer("n_bootstrap", n_bootstrap)
+    fit = _Fit.build(method, metrics, ks, scheme, n_groups, grid, options)
+    positives = _Positives.build(sampled_ranks, users, n_items, sample_size, order, seed)
+    pairs, terms = fit.terms(positives)
+    table = pd.DataFrame({"metric": [m for m, _ in pairs], "k": [k for _, k in pairs], "estimate": terms.mean(axis=0)})
+    if interval is not None and interval_method == "analytic":
+        table = _with_interval(table, "estimate", terms, interval)
+    elif interval is not None:
+        if not 0 < interval < 1:
+            raise ValueError(f"interval must be a level in (0, 1), e.g. 0.95, got {interval!r}")
+        gen = np.random.default_rng(seed)
+        refits = np.vstack([fit.terms(positives.take(gen.integers(0, positives.n_users, positives.n_users)))[1]
+                            .mean(axis=0) for _ in range(n_bootstrap)])
+        table["se"] = refits.std(axis=0, ddof=1)
+        table["lower"], table["upper"] = np.quantile(refits, [(1 - interval) / 2, (1 + interval) / 2], axis=0)
     table["k"] = table["k"].astype("Int64")
     return table
 
@@ -188,8 +238,9 @@ def estimate_multi_positive(sampled_ranks: ArrayLike, users: ArrayLike, n_items:
 def multi_positive_terms(sampled_ranks: ArrayLike, users: ArrayLike, n_items: int | ArrayLike,
                          sample_size: int | ArrayLike, metrics: Sequence[str] | str = MULTI_METRICS,
                          ks: Iterable[int] | int = (1, 5, 10, 20, 50), *, method: str = "mn_mes",
-                         scheme: str = "hypergeometric", n_groups: int | None = DEFAULT_N_GROUPS,
-                         grid: str = "auto", seed: int = 0, **options) -> tuple[list[tuple[str, int]], np.ndarray]:
+                         order: ArrayLike | None = None, scheme: str = "hypergeometric",
+                         n_groups: int | None = DEFAULT_N_GROUPS, grid: str = "auto", seed: int = 0,
+                         **options) -> tuple[list[tuple[str, int]], np.ndarray]:
     """The users' terms a_u Σ_i M̂_{f_i}(r_i) of :func:`estimate_multi_positive`, whose mean over
     users is the estimate: for paired comparisons of two models on the same users.
 
@@ -199,41 +250,89 @@ def multi_positive_terms(sampled_ranks: ArrayLike, users: ArrayLike, n_items: in
         The (metric, K) pairs, K outer, and the terms, shape (M, pairs), users in sorted order of
         their ids.
     """
-    metrics, ks = _checked_targets(metrics, ks)
-    method = check_choice("method", method, METHODS)
-    if method in _NOT_CARRIED:
-        raise ValueError(f"method {method!r} does not estimate metrics with several positives; the "
-                         "uncorrected metrics are multi_positive_metrics of the sampled ranks; use one of "
-                         f"{', '.join(m for m in METHODS if m not in _NOT_CARRIED)}")
-    allowed = [o for o in method_options(method) if o not in _SAMPLING_OPTIONS]
-    unknown = sorted(set(options) - set(allowed))
-    if unknown:
-        raise ValueError(f"unknown option(s) {', '.join(map(repr, unknown))} for method {method!r}; "
-                         f"allowed: {', '.join(allowed) or '(none)'}")
-    ranks, users, n_items, sizes = _checked_positives(sampled_ranks, users, n_items, sample_size)
-    shift = positions(ranks, users).astype(np.int64) - ranks  # j_i: the user's positives above i
-    ranks, n = subsample_ranks(ranks, sizes, int(sizes.min()), seed)
-    top = max(ks)
-    batch = Batch.build(ranks, n_items, n, scheme, n_groups, KernelCache.for_one_call(n), grid=grid, top=top)
-    est = Estimator(method, options)
-    batch.fit_priors([est])
-    uid = _user_index(users)
-    p_u = np.bincount(uid)
-    targets = _Targets(ks, int(min(top, p_u.max())))
-    per_rank = _corrected_targets(batch, est, targets)  # (G, n, T): M̂_f(r) per group
-    values = per_rank[batch.groups.index, ranks - 1]  # (P, T)
-    pairs, columns = [], []
-    for k in ks:
-        for metric in metrics:
-            live = shift < k
-            term = np.zeros(ranks.size)
-            term[live] = values[live, targets.index(metric, k, shift[live])]
-            term *= _user_weight(metric, k, p_u)[uid]
-            if metric == "hit":
-                term[shift > 0] = 0.0
-            pairs.append((metric, k))
-            columns.append(np.bincount(uid, weights=term, minlength=p_u.size))
-    return pairs, np.column_stack(columns)
+    fit = _Fit.build(method, metrics, ks, scheme, n_groups, grid, options)
+    return fit.terms(_Positives.build(sampled_ranks, users, n_items, sample_size, order, seed))
+
+
+@dataclass(frozen=True)
+class _Positives:
+    """Checked positives with one n: sampled ranks, user index 0..M - 1, N and shift j per positive."""
+
+    ranks: np.ndarray
+    uid: np.ndarray
+    n_items: int | np.ndarray
+    sample_size: int
+    shift: np.ndarray
+
+    @classmethod
+    def build(cls, sampled_ranks, users, n_items, sample_size, order, seed) -> _Positives:
+        """Checked, their order read, then brought to the smallest n
+        (:func:`itemsampling.simulation.subsample_ranks`)."""
+        ranks, users, n_items, sizes = _checked_positives(sampled_ranks, users, n_items, sample_size)
+        uid = np.unique(users, return_inverse=True)[1].reshape(-1)
+        p_u = np.bincount(uid)
+        shift = positions(ranks, users).astype(np.int64) - ranks if order is None else _checked_order(order, uid, p_u)
+        ranks, n = subsample_ranks(ranks, sizes, int(sizes.min()), seed)
+        return cls(ranks, uid, n_items, n, shift)
+
+    @property
+    def n_users(self) -> int:
+        return int(self.uid.max()) + 1
+
+    def take(self, users: np.ndarray) -> _Positives:
+        """The positives of ``users`` (indices, with repeats: each draw a user of its own)."""
+        rows_of = np.split(np.argsort(self.uid, kind="stable"), np.cumsum(np.bincount(self.uid))[:-1])
+        rows = np.concatenate([rows_of[u] for u in users])
+        uid = np.repeat(np.arange(users.size), [rows_of[u].size for u in users])
+        n_items = self.n_items if np.ndim(self.n_items) == 0 else self.n_items[rows]
+        return _Positives(self.ranks[rows], uid, n_items, self.sample_size, self.shift[rows])
+
+
+@dataclass(frozen=True)
+class _Fit:
+    """One estimator of the metrics@K of several positives."""
+
+    est: Estimator
+    metrics: list[str]
+    ks: list[int]
+    scheme: str
+    n_groups: int | None
+    grid: str
+
+    @classmethod
+    def build(cls, method, metrics, ks, scheme, n_groups, grid, options) -> _Fit:
+        metrics, ks = _checked_targets(metrics, ks)
+        method = check_choice("method", method, METHODS)
+        if method in _NOT_CARRIED:
+            raise ValueError(f"method {method!r} does not estimate metrics with several positives; the "
+                             "uncorrected metrics are multi_positive_metrics of the sampled ranks; use one of "
+                             f"{', '.join(m for m in METHODS if m not in _NOT_CARRIED)}")
+        allowed = [o for o in method_options(method) if o not in _SAMPLING_OPTIONS]
+        unknown = sorted(set(options) - set(allowed))
+        if unknown:
+            raise ValueError(f"unknown option(s) {', '.join(map(repr, unknown))} for method {method!r}; "
+                             f"allowed: {', '.join(allowed) or '(none)'}")
+        return cls(Estimator(method, options), metrics, ks, scheme, n_groups, grid)
+
+    def terms(self, positives: _Positives) -> tuple[list[tuple[str, int]], np.ndarray]:
+        """The (metric, K) pairs and the users' terms (M, pairs)."""
+        top, n, shift, uid = max(self.ks), positives.sample_size, positives.shift, positives.uid
+        batch = Batch.build(positives.ranks, positives.n_items, n, self.scheme, self.n_groups,
+                            KernelCache.for_one_call(n), grid=self.grid, top=top)
+        batch.fit_priors([self.est])
+        p_u = np.bincount(uid)
+        targets = _Targets(self.ks, int(min(top, p_u.max())))
+        per_rank = _corrected_targets(batch, self.est, targets)  # (G, n, T): M̂_f(r) per group
+        values = per_rank[batch.groups.index, positives.ranks - 1]  # (P, T)
+        pairs, columns = [], []
+        for k in self.ks:
+            for metric in self.metrics:
+                live = shift < k if metric != "hit" else shift == 0
+                term = np.zeros(shift.size)
+                term[live] = values[live, targets.index(metric, k, shift[live])]
+                pairs.append((metric, k))
+                columns.append(np.bincount(uid, weights=term, minlength=p_u.size) * _user_weight(metric, k, p_u))
+        return pairs, np.column_stack(columns)
 
 
 def _checked_targets(metrics, ks) -> tuple[list[str], list[int]]:
@@ -266,8 +365,15 @@ def _checked_positives(sampled_ranks, users, n_items, sample_size):
     return ranks, users, (n_items_p if items_in.ndim else int(items_in)), sizes
 
 
-def _user_index(users: np.ndarray) -> np.ndarray:
-    return np.unique(users, return_inverse=True)[1].reshape(-1)
+def _checked_order(order, uid: np.ndarray, p_u: np.ndarray) -> np.ndarray:
+    """The places j_i, checked to number each user's positives 0..P_u - 1."""
+    order = check_ranks(np.asarray(order) + 1, np.iinfo(np.int64).max, name="order + 1") - 1
+    if order.shape != uid.shape:
+        raise ValueError(f"order must give one place per sampled rank ({uid.size}), got {order.size}")
+    slot = np.cumsum(np.r_[0, p_u[:-1]])[uid] + order  # the user's block, then its place
+    if np.any(order >= p_u[uid]) or np.unique(slot).size != slot.size:
+        raise ValueError("order must number each user's positives 0, 1, ..., P_u - 1 (their places by score)")
+    return order
 
 
 class _Targets:
@@ -326,17 +432,3 @@ def _user_weight(metric: str, k: int, p_u: np.ndarray) -> np.ndarray:
         return np.ones(p_u.size)
     ideal = np.cumsum(1 / np.log2(np.arange(2, k + 2)))
     return 1.0 / ideal[np.minimum(p_u, k) - 1]
-
-
-def _row(metric: str, k: int, per_user: np.ndarray, interval: float | None) -> dict:
-    """One row of the table: the mean of the users' terms, with a CLT interval."""
-    row = {"metric": metric, "k": k, "estimate": per_user.mean()}
-    if interval is not None:
-        from scipy.stats import norm
-
-        if not 0 < interval < 1:
-            raise ValueError(f"interval must be a level in (0, 1), e.g. 0.95, got {interval!r}")
-        se = per_user.std(ddof=1) / np.sqrt(per_user.size) if per_user.size > 1 else np.nan
-        z = norm.ppf((1 + interval) / 2)
-        row.update(se=se, lower=row["estimate"] - z * se, upper=row["estimate"] + z * se)
-    return row

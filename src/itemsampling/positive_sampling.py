@@ -43,7 +43,12 @@ import pandas as pd
 from numpy.typing import ArrayLike
 
 from ._validation import as_generator, check_choice, check_positive_integer
-from .multi_positive import MULTI_METRICS, estimate_multi_positive, multi_positive_metrics
+from .multi_positive import (
+    MULTI_METRICS,
+    estimate_multi_positive,
+    multi_positive_metrics,
+    positions,
+)
 
 __all__ = ["DESIGNS", "compare_sampled_metrics", "sample_positive_ranks"]
 
@@ -196,6 +201,8 @@ def compare_sampled_metrics(ranks: pd.DataFrame, n_negatives: int, *, design: st
     rank_cols = ranks["negative_rank"].to_numpy()
     n_items = (ranks["n_candidates"] - ranks["n_positives"] + 1).to_numpy()
     frames = [multi_positive_metrics(rank_cols, users, metrics, ks).assign(repeat=-1, kind="exact")]
+    # the positives' order by score, which an evaluation that scores them all knows
+    order = (positions(rank_cols, users) - rank_cols).astype(np.int64) if design == "per_positive" else None
     for repeat in range(repeats):
         r = sample_positive_ranks(rank_cols, users, ranks["n_candidates"].to_numpy(),
                                   ranks["n_positives"].to_numpy(), n_negatives, design=design,
@@ -203,6 +210,6 @@ def compare_sampled_metrics(ranks: pd.DataFrame, n_negatives: int, *, design: st
         frames.append(multi_positive_metrics(r, users, metrics, ks).assign(repeat=repeat, kind="sampled"))
         for method in methods:
             estimates = estimate_multi_positive(r, users, n_items, n_negatives + 1, metrics, ks, method=method,
-                                                scheme="binomial" if replace else "hypergeometric")
+                                                order=order, scheme="binomial" if replace else "hypergeometric")
             frames.append(estimates.rename(columns={"estimate": "value"}).assign(repeat=repeat, kind=method))
     return pd.concat(frames, ignore_index=True)[["repeat", "kind", "metric", "k", "value"]]

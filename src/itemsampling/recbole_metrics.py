@@ -34,11 +34,13 @@ positive per user or several.
 
 from __future__ import annotations
 
+from collections import Counter
+
 import numpy as np
 import pandas as pd
 import recbole.evaluator.metrics as recbole_metrics
-import torch
 import recbole.evaluator.register as recbole_register
+import torch
 from recbole.evaluator.base_metric import AbstractMetric
 from recbole.evaluator.collector import Collector
 from recbole.utils import EvaluatorType
@@ -46,7 +48,8 @@ from recbole.utils import EvaluatorType
 from .runs import correct, read_run
 from .score_matrix import positive_counts
 
-__all__ = ["POSITIVE_RANKS", "CorrectedNDCG", "CorrectedRecall", "SampledRanks", "ranks_table", "register"]
+__all__ = ["POSITIVE_RANKS", "CorrectedNDCG", "CorrectedRecall", "SampledRanks", "popularity_ranks", "ranks_table",
+           "register"]
 
 
 #: the collector entry that :func:`register` adds
@@ -73,6 +76,69 @@ def ranks_table(dataobject, config) -> pd.DataFrame:
         "n_positives": n_positives,
         "mode": str(mode),
     })
+
+
+def popularity_ranks(model, eval_data) -> pd.DataFrame:
+    """The positives of a RecBole ``popN`` evaluation with the Hansen–Hurwitz estimate of their ranks.
+
+    RecBole's popularity sampler draws each negative with probability p_j ∝ (c_j / Σ c)^α (c_j:
+    item j's interactions in all phases; α the sampler's ``alpha``), with replacement, and draws
+    again while the item is one of the user's (``used_ids``): per draw, q_j = p_j / (1 - Σ_{i used}
+    p_i). A user with P_u positives gets m_u = P_u · N draws, and each positive t is ranked against
+    all of them (:mod:`itemsampling.positive_sampling`). The Hansen–Hurwitz estimate of the number
+    of the user's non-relevant items scored above t is (1/m_u) Σ_{draws d} a_d / q_d, a_d = 1 above,
+    ½ tied; its rank estimate is 1 + that (:func:`itemsampling.nonuniform.hansen_hurwitz_rank`,
+    unbiased). This scores the evaluation's own batches with ``model.predict``, as RecBole's
+    trainer does.
+
+    Parameters
+    ----------
+    model : recbole.model.abstract_recommender.AbstractRecommender
+        The trained model.
+    eval_data : recbole.data.dataloader.NegSampleEvalDataLoader
+        The ``popN`` test (or validation) data of ``data_preparation``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per positive: ``user_id`` (the users numbered in RecBole's order, as
+        ``SampledRanks`` numbers them), ``rank`` (among the positive and the user's distinct drawn
+        negatives), ``n_candidates``, ``rank_estimate``, ``n_positives``.
+    """
+    sampler = eval_data._sampler
+    if sampler is None or sampler.distribution != "popularity":
+        raise ValueError("popularity_ranks needs a popularity-sampled evaluation (eval_args mode popN)")
+    counts = Counter(sampler._get_candidates_list())
+    items = np.fromiter(counts, dtype=np.int64)
+    weight = (np.fromiter(counts.values(), dtype=np.float64) / sum(counts.values())) ** sampler.alpha
+    p = np.zeros(sampler.item_num)
+    p[items] = weight / weight.sum()
+    config = eval_data.config
+    uid_field, iid_field, label_field = config["USER_ID_FIELD"], config["ITEM_ID_FIELD"], config["LABEL_FIELD"]
+    rows, offset = [], 0
+    model.eval()
+    with torch.no_grad():
+        for interaction, row_index, _, _ in eval_data:
+            scores = model.predict(interaction).detach().cpu().numpy().astype(np.float64)
+            row_index = row_index.numpy()
+            users = interaction[uid_field].numpy()
+            item_ids = interaction[iid_field].numpy()
+            positive = interaction[label_field].numpy() > 0.5
+            for row in np.unique(row_index):
+                mine = row_index == row
+                pos, neg = mine & positive, mine & ~positive
+                used = np.fromiter(sampler.used_ids[users[mine][0]], dtype=np.int64)
+                q = p[item_ids[neg]] / (1.0 - p[used].sum())
+                above = (scores[neg][None, :] > scores[pos][:, None]) + 0.5 * (scores[neg][None, :] == scores[pos][:, None])
+                distinct = np.unique(item_ids[neg], return_index=True)[1]
+                distinct_above = (scores[neg][distinct][None, :] > scores[pos][:, None]).sum(axis=1)
+                distinct_tied = (scores[neg][distinct][None, :] == scores[pos][:, None]).sum(axis=1)
+                rows.append(pd.DataFrame({
+                    "user_id": offset + row, "rank": 1 + distinct_above + distinct_tied // 2,
+                    "n_candidates": distinct.size + 1, "rank_estimate": 1 + (above / q).sum(axis=1) / neg.sum(),
+                    "n_positives": int(pos.sum())}))
+            offset += int(row_index.max()) + 1
+    return pd.concat(rows, ignore_index=True)
 
 
 class SampledRanks(AbstractMetric):

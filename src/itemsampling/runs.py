@@ -69,7 +69,7 @@ from numpy.typing import ArrayLike
 
 from . import kernels
 from .estimators import estimate
-from .multi_positive import estimate_multi_positive
+from .multi_positive import estimate_multi_positive, multi_positive_metrics
 from .nonuniform import check_probabilities, corrected_estimate, hansen_hurwitz_rank
 from .score_matrix import sampled_ranks_from_scores
 from .simulation import as_generator, subsample_ranks
@@ -169,6 +169,11 @@ class Run:
     def __len__(self) -> int:
         return int(self.ranks.size)
 
+    @property
+    def several_positives(self) -> bool:
+        """Whether some user has several rows (several positives)."""
+        return bool(pd.Series(self.users).duplicated().any())
+
 
 def thin(run: Run, rng: np.random.Generator | int | None = 0) -> Run:
     """Bring every user to the smallest candidate count n = min_u n_u.
@@ -243,9 +248,13 @@ def correct(run: Run, method: str = "mn_mes", metrics: Sequence[str] | str = ("r
             warnings.warn(f"method {method!r} needs the kernel P(r | R) of uniform sampling, which a popularity "
                           "sampler does not have: the run is corrected with the Hansen–Hurwitz rank estimate",
                           stacklevel=2)
-        if np.ndim(run.n_items):
+        if run.several_positives:  # the metrics of several positives at their rank estimates
+            table = multi_positive_metrics(np.floor(run.rank_estimates + 1e-9), run.users, metrics, ks,
+                                           interval=interval).rename(columns={"value": "estimate"})
+        elif np.ndim(run.n_items):
             raise ValueError("a popularity-sampled run is corrected against one catalogue size N")
-        table = corrected_estimate(run.rank_estimates, run.n_items, metrics, ks, interval=interval)
+        else:
+            table = corrected_estimate(run.rank_estimates, run.n_items, metrics, ks, interval=interval)
         table.insert(0, "protocol", run.protocol)
         table.insert(0, "model", run.model)
         return table
@@ -271,10 +280,11 @@ def check_supported(run: Run, method: str = "mn_mes") -> str:
     if run.protocol != "popularity" and scheme not in kernels.SCHEMES:
         raise NotImplementedError(f"protocol {run.protocol!r} needs the kernel scheme {scheme!r}, which "
                                   f"itemsampling.kernels.SCHEMES = {kernels.SCHEMES} lacks")
-    if run.protocol != "several_positives" and pd.Series(run.users).duplicated().any():
+    if run.protocol not in ("several_positives", "popularity") and run.several_positives:
         raise NotImplementedError(
             f"run {run.model!r} has several positives per user under protocol {run.protocol!r}: several "
-            "positives are estimated for uniform sampling without replacement (RecBole's uniN) only. Use a "
+            "positives are estimated for uniform sampling without replacement (RecBole's uniN) and, at "
+            "their Hansen–Hurwitz ranks, for popularity sampling. Use a "
             "leave-one-out split (RecBole: split {'LS': 'valid_and_test'}) so each user has one test positive")
     if run.protocol == "several_positives" and method in ("sampled", "cls", "adaptive_mle"):
         raise ValueError(f"method {method!r} does not estimate metrics with several positives per user "
