@@ -335,3 +335,26 @@ def test_an_analytic_interval_differentiates_the_fit_it_reports_without_fitting_
     plain = estimate_many(ranks, N_ITEMS, SAMPLE_SIZE, [Estimator("mle"), Estimator("bv_mle"), Estimator("wmle")],
                           "recall", [5, 10])
     assert np.array_equal(table["estimate"], plain["estimate"])
+
+
+def test_bootstrap_refits_take_the_checked_ranks_without_checking_them_again(monkeypatch):
+    """Check once, then trust: one call checks its sampled ranks once, however many refits its
+    bootstrap runs, and a refit keeps each resampled user's N_g (groups of equal N_g merged)."""
+    from itemsampling import distributions
+
+    calls = []
+    check = distributions.check_sampled_ranks
+    monkeypatch.setattr(distributions, "check_sampled_ranks", lambda *a, **k: calls.append(1) or check(*a, **k))
+    ranks = its.sample_ranks(np.arange(1, 401).repeat(3), 400, 40, rng=1)
+    n_items = np.where(np.arange(ranks.size) % 3 == 0, 400, 390)
+    estimate(ranks, n_items, 40, "mle", metrics="recall", ks=[10], interval=0.9, interval_method="bootstrap",
+             n_bootstrap=7)
+    assert len(calls) == 1
+    groups = CandidateGroups.build(n_items, ranks.size, None)
+    users = np.array([0, 0, 3, 1])
+    resampled = groups.of_users(users)
+    np.testing.assert_array_equal(resampled.n_items[resampled.index], n_items[users])
+    rebuilt = CandidateGroups.build(n_items[users], users.size, None)
+    for a, b in zip((resampled.index, resampled.n_items, resampled.n_users),
+                    (rebuilt.index, rebuilt.n_items, rebuilt.n_users), strict=True):
+        np.testing.assert_array_equal(a, b)

@@ -305,3 +305,21 @@ def test_correct_command_reads_popularity_probabilities(tmp_path, capsys):
                  str(tmp_path / "s.npy"), "--n-items", "400", "--probabilities", str(tmp_path / "p.npy")]) == 0
     table = pd.read_csv(pd.io.common.StringIO(capsys.readouterr().out))
     assert set(table["protocol"]) == {"popularity"} and len(table) == 2
+
+
+def test_a_popularity_run_with_several_positives_is_taken_at_its_rank_estimates():
+    """Several positives per user with Hansen–Hurwitz ranks (RecBole's pop100 read by
+    recbole_metrics.popularity_ranks): the metrics at ⌊R̂⌋, with the users' CLT interval, and
+    compare pairs two such runs on the users' values."""
+    rng = np.random.default_rng(12)
+    users = np.repeat(np.arange(400), rng.integers(1, 5, 400))
+    rank_estimates = 1 + rng.gamma(1.5, 20, users.size)
+    run_a = runs.Run(rng.integers(1, 30, users.size), 101, 1682, "popularity", "A", users,
+                     rank_estimates=rank_estimates)
+    run_b = runs.Run(run_a.ranks, 101, 1682, "popularity", "B", users, rank_estimates=rank_estimates * 1.3)
+    table = runs.correct(run_a, metrics=["recall", "ndcg"], ks=[10], interval=0.9)
+    want = multi_positive_metrics(np.floor(rank_estimates), users, ["recall", "ndcg"], [10], interval=0.9)
+    np.testing.assert_allclose(table[["estimate", "lower", "upper"]], want[["value", "lower", "upper"]])
+    out = compare(run_a, run_b, "recall", 10)
+    assert out["estimate_a"] == pytest.approx(want["value"].iloc[0])
+    assert out["difference"] > 0 and out["lower"] > 0  # B's ranks are all worse

@@ -168,9 +168,8 @@ class Batch:
         groups = self.groups
         n_items = self.n_items if np.ndim(self.n_items) == 0 else groups.n_items[groups.index][users]
         sizes = self.sizes if np.ndim(self.sizes) == 0 else self.sizes[users]
-        resampled = Batch(distributions.check_sampled_ranks(
-            self.ranks[users], n_items, sizes, None, any(e.method == "adaptive_mle" for e in estimators)),
-            sizes, n_items, self.scheme, None, self.cache)
+        checked = distributions.CheckedRanks(self.ranks[users], self.checked.sizes[users], groups.of_users(users))
+        resampled = Batch(checked, sizes, n_items, self.scheme, None, self.cache)  # checked once, by build
         resampled.fit_priors(estimators)
         return np.vstack([resampled.values(e, pairs) for e in estimators])
 

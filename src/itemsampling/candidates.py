@@ -108,6 +108,14 @@ class CandidateGroups:
         index, group_n = item_groups(arr, n_groups)
         return cls(index, group_n, np.bincount(index, minlength=group_n.size).astype(np.int64))
 
+    def of_users(self, users: np.ndarray) -> CandidateGroups:
+        """The groups of the users ``users`` (indices into this grouping, with repeats: a bootstrap
+        resample), each keeping its N_g; groups with the same N_g are one group, as
+        :meth:`build` makes them from one N_g per user, and nothing is checked again."""
+        group_n, index = np.unique(self.n_items[self.index[users]], return_inverse=True)
+        index = index.reshape(-1).astype(np.int64)
+        return CandidateGroups(index, group_n.astype(np.int64), np.bincount(index, minlength=group_n.size).astype(np.int64))
+
     @property
     def n_groups(self) -> int:
         """Number of groups G."""

@@ -45,6 +45,7 @@ from recbole.evaluator.base_metric import AbstractMetric
 from recbole.evaluator.collector import Collector
 from recbole.utils import EvaluatorType
 
+from .nonuniform import hansen_hurwitz_rank
 from .runs import correct, read_run
 from .score_matrix import positive_counts
 
@@ -78,7 +79,7 @@ def ranks_table(dataobject, config) -> pd.DataFrame:
     })
 
 
-def popularity_ranks(model, eval_data) -> pd.DataFrame:
+def popularity_ranks(model, eval_data, seed: int = 0) -> pd.DataFrame:
     """The positives of a RecBole ``popN`` evaluation with the Hansen–Hurwitz estimate of their ranks.
 
     RecBole's popularity sampler draws each negative with probability p_j ∝ (c_j / Σ c)^α (c_j:
@@ -86,10 +87,10 @@ def popularity_ranks(model, eval_data) -> pd.DataFrame:
     again while the item is one of the user's (``used_ids``): per draw, q_j = p_j / (1 - Σ_{i used}
     p_i). A user with P_u positives gets m_u = P_u · N draws, and each positive t is ranked against
     all of them (:mod:`itemsampling.positive_sampling`). The Hansen–Hurwitz estimate of the number
-    of the user's non-relevant items scored above t is (1/m_u) Σ_{draws d} a_d / q_d, a_d = 1 above,
-    ½ tied; its rank estimate is 1 + that (:func:`itemsampling.nonuniform.hansen_hurwitz_rank`,
-    unbiased). This scores the evaluation's own batches with ``model.predict``, as RecBole's
-    trainer does.
+    of the user's non-relevant items scored above t is (1/m_u) Σ_{draws d above t} 1 / q_d (a draw
+    tied with t is above with probability ½, seeded); its rank estimate is 1 + that
+    (:func:`itemsampling.nonuniform.hansen_hurwitz_rank`, unbiased). This scores the evaluation's
+    own batches with ``model.predict``, as RecBole's trainer does.
 
     Parameters
     ----------
@@ -97,6 +98,8 @@ def popularity_ranks(model, eval_data) -> pd.DataFrame:
         The trained model.
     eval_data : recbole.data.dataloader.NegSampleEvalDataLoader
         The ``popN`` test (or validation) data of ``data_preparation``.
+    seed : int
+        Seed of the tie-breaking.
 
     Returns
     -------
@@ -115,7 +118,7 @@ def popularity_ranks(model, eval_data) -> pd.DataFrame:
     p[items] = weight / weight.sum()
     config = eval_data.config
     uid_field, iid_field, label_field = config["USER_ID_FIELD"], config["ITEM_ID_FIELD"], config["LABEL_FIELD"]
-    rows, offset = [], 0
+    rows, offset, gen = [], 0, np.random.default_rng(seed)
     model.eval()
     with torch.no_grad():
         for interaction, row_index, _, _ in eval_data:
@@ -129,13 +132,14 @@ def popularity_ranks(model, eval_data) -> pd.DataFrame:
                 pos, neg = mine & positive, mine & ~positive
                 used = np.fromiter(sampler.used_ids[users[mine][0]], dtype=np.int64)
                 q = p[item_ids[neg]] / (1.0 - p[used].sum())
-                above = (scores[neg][None, :] > scores[pos][:, None]) + 0.5 * (scores[neg][None, :] == scores[pos][:, None])
+                tied = scores[neg][None, :] == scores[pos][:, None]
+                above = (scores[neg][None, :] > scores[pos][:, None]) | (tied & (gen.random(tied.shape) < 0.5))
                 distinct = np.unique(item_ids[neg], return_index=True)[1]
                 distinct_above = (scores[neg][distinct][None, :] > scores[pos][:, None]).sum(axis=1)
                 distinct_tied = (scores[neg][distinct][None, :] == scores[pos][:, None]).sum(axis=1)
                 rows.append(pd.DataFrame({
                     "user_id": offset + row, "rank": 1 + distinct_above + distinct_tied // 2,
-                    "n_candidates": distinct.size + 1, "rank_estimate": 1 + (above / q).sum(axis=1) / neg.sum(),
+                    "n_candidates": distinct.size + 1, "rank_estimate": hansen_hurwitz_rank(above, q),
                     "n_positives": int(pos.sum())}))
             offset += int(row_index.max()) + 1
     return pd.concat(rows, ignore_index=True)
