@@ -13,7 +13,7 @@ ifneq ($(wildcard ../shared/data/MANIFEST.md),)
 export ITEMSAMPLING_DATA ?= $(abspath ../shared/data)
 endif
 
-.PHONY: test reproduce figures retrain check smoke lint bench clean-venv cluster-check recbole-check ncf-check
+.PHONY: test reproduce figures retrain check smoke lint bench clean-venv cluster-check recbole-check recbole-test ncf-check
 
 $(STAMP): pyproject.toml requirements/lock.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -84,11 +84,16 @@ $(RECBOLE_VENV)/.installed:
 	$(RECBOLE_VENV)/bin/python -m pip install --quiet "torch==2.13.0+cpu" || \
 	  $(RECBOLE_VENV)/bin/python -m pip install --quiet "torch==2.13.0" --index-url https://download.pytorch.org/whl/cpu
 	$(RECBOLE_VENV)/bin/python -m pip install --quiet "recbole==1.2.1" "numpy<2" "pandas<2.3" "scipy<1.14" \
-	  "torch==2.13.0+cpu" "tqdm" "threadpoolctl"
+	  "torch==2.13.0+cpu" "tqdm" "threadpoolctl" "pytest"
 	# RecBole's ray imports pkg_resources (setuptools<70); torch declares setuptools>=77 but runs with it
 	$(RECBOLE_VENV)/bin/python -m pip install --quiet "setuptools<70" 2>&1 | grep -v "incompatible" || true
 	$(RECBOLE_VENV)/bin/python -m pip install --quiet --no-deps -e .
 	touch $@
+
+# RecBole itself on a tiny generated dataset (tests/test_recbole_integration.py; .ci/run calls it).
+recbole-test: $(RECBOLE_VENV)/.installed
+	TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD=1 PYTHONPATH=$(CURDIR)/src $(RECBOLE_VENV)/bin/python -m pytest -q \
+	  -p no:cacheprovider -W ignore tests/test_recbole_integration.py
 
 recbole-check: $(RECBOLE_VENV)/.installed
 	TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD=1 PYTHONPATH=$(CURDIR)/src $(RECBOLE_VENV)/bin/python \

@@ -6,8 +6,9 @@ never imports it. Use inside a RecBole script::
     from itemsampling.recbole_metrics import register
     register()   # adds CorrectedRecall, CorrectedNDCG and SampledRanks to RecBole's metrics
     run_recbole(model="BPR", dataset="ml-100k", config_dict={
-        "eval_args": {"split": {"LS": "valid_and_test"}, "order": "TO", "mode": "uni100"},
-        "metrics": ["Recall", "NDCG", "CorrectedRecall", "CorrectedNDCG", "SampledRanks"]})
+        "eval_args": {"split": {"RS": [0.8, 0.1, 0.1]}, "mode": "uni100"}, "catalogue_size": 1682,
+        "metrics": ["Recall", "NDCG", "CorrectedRecall", "CorrectedNDCG", "SampledRanks"],
+        "valid_metric": "NDCG@10"})
 
 What a metric gets: :func:`register` adds one entry to RecBole's collector, ``rec.positiveranks``,
 computed from the same score rows as RecBole's own ``rec.meanrank`` (its collector's
@@ -29,7 +30,8 @@ file holds each user's N_u (the positives and the items outside the user's histo
 ``user_id`` numbers the evaluated users in RecBole's order) that
 :func:`itemsampling.runs.read_run` reads with ``format="recbole"``. ``CorrectedRecall`` and
 ``CorrectedNDCG`` report ``mn_mes`` estimates of the global metric at each ``topk``, with one
-positive per user or several.
+positive per user or several (in ``full`` mode: the metric itself, as RecBole's ``Recall`` and
+``NDCG`` compute it).
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ from recbole.evaluator.base_metric import AbstractMetric
 from recbole.evaluator.collector import Collector
 from recbole.utils import EvaluatorType
 
+from .multi_positive import multi_positive_metrics
 from .nonuniform import hansen_hurwitz_rank
 from .runs import correct, read_run
 from .score_matrix import positive_counts
@@ -175,11 +178,21 @@ class _Corrected(AbstractMetric):
         self.topk = config["topk"]
 
     def calculate_metric(self, dataobject):
-        run = read_run(ranks_table(dataobject, self.config), "recbole", model=self.config["model"])
-        table = correct(run, metrics=[self.metric], ks=self.topk, interval=None)
+        ranks = ranks_table(dataobject, self.config)
+        mode = str(ranks["mode"].iloc[0])
+        if mode.startswith("pop"):
+            raise NotImplementedError(
+                f"{type(self).__name__} cannot correct a {mode} evaluation from its ranks: popularity-sampled "
+                "negatives have no kernel P(r | R). Score the evaluation with "
+                "itemsampling.recbole_metrics.popularity_ranks(model, test_data) and correct it with "
+                "itemsampling.correct (Hansen–Hurwitz ranks), or evaluate in uniN mode")
+        if mode == "full":  # the full ranking: its own metrics, nothing to correct
+            values = multi_positive_metrics(ranks["rank"], ranks["user_id"], self.metric, self.topk)["value"]
+        else:
+            run = read_run(ranks, "recbole", model=self.config["model"])
+            values = correct(run, metrics=[self.metric], ks=self.topk, interval=None)["estimate"]
         name = type(self).__name__.lower()
-        return {f"{name}@{k}": round(float(v), self.decimal_place) for k, v in zip(table["k"], table["estimate"],
-                                                                                   strict=True)}
+        return {f"{name}@{k}": round(float(v), self.decimal_place) for k, v in zip(self.topk, values, strict=True)}
 
 
 class CorrectedRecall(_Corrected):
@@ -202,7 +215,8 @@ def register() -> None:
     dictionaries of ``recbole.evaluator.register``; this adds ours to the module and to them.
     The collector's ``eval_batch_collect`` is wrapped once: it runs as before, then appends the
     batch's row and :func:`itemsampling.score_matrix.positive_counts` per positive, with rows
-    numbered across batches.
+    numbered across batches; its ``get_data_struct`` then resets the entry after each evaluation,
+    as it resets RecBole's own.
     """
     for cls in (CorrectedRecall, CorrectedNDCG, SampledRanks):
         name = cls.__name__.lower()
@@ -212,6 +226,7 @@ def register() -> None:
         recbole_register.metric_types[name] = cls.metric_type
     if not getattr(Collector.eval_batch_collect, "_itemsampling", False):
         Collector.eval_batch_collect = _collecting_positive_ranks(Collector.eval_batch_collect)
+        Collector.get_data_struct = _resetting_positive_ranks(Collector.get_data_struct)
 
 
 def _collecting_positive_ranks(collect):
@@ -227,3 +242,13 @@ def _collecting_positive_ranks(collect):
 
     eval_batch_collect._itemsampling = True
     return eval_batch_collect
+
+
+def _resetting_positive_ranks(get_data_struct):
+    def get_data_struct_once(self):  # RecBole resets its own rec.* entries after each evaluation
+        returned = get_data_struct(self)
+        if POSITIVE_RANKS in self.data_struct:
+            del self.data_struct[POSITIVE_RANKS]
+        return returned
+
+    return get_data_struct_once
