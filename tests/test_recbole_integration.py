@@ -99,6 +99,14 @@ def test_full_ranks_are_the_models_own(data_root, trained):
     got = ranks[["rank", "n_items", "n_positives"]].to_numpy()
     np.testing.assert_array_equal(np.sort(got, axis=0), np.sort(np.array(want), axis=0))
     assert set(result) >= {"recall@5", "correctedrecall@5", "correctedndcg@5"}
+    # full mode: nothing to correct, and our definitions of several positives are RecBole's
+    assert result["correctedrecall@5"] == pytest.approx(result["recall@5"], abs=1e-4)
+    assert result["correctedndcg@5"] == pytest.approx(result["ndcg@5"], abs=1e-4)
+    import recbole.evaluator.register as recbole_register
+
+    from itemsampling.recbole_metrics import CorrectedRecall
+
+    assert recbole_register.metrics_dict["correctedrecall"] is CorrectedRecall
 
 
 def test_sampled_runs_are_corrected_with_several_positives(data_root, trained):

@@ -200,16 +200,6 @@ def test_correct_command(tmp_path, capsys):
     assert "holds only the positives' ranks" in capsys.readouterr().err
 
 
-def test_recbole_metrics_inside_recbole():
-    pytest.importorskip("recbole")
-    from itemsampling import recbole_metrics
-
-    recbole_metrics.register()
-    import recbole.evaluator.register as reg
-
-    assert reg.metrics_dict["correctedrecall"] is recbole_metrics.CorrectedRecall
-
-
 def test_a_generated_recbole_run_is_corrected_to_its_full_ranking(tmp_path):
     """A file shaped like SampledRanks' (uni100 ranks, each user's N_u from the full run): the
     corrected Recall@10 interval holds the exact full-ranking value the file was drawn from."""
