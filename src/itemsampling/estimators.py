@@ -304,15 +304,10 @@ def estimate_many(
         Columns ``estimator`` (the labels), ``metric``, ``k`` and ``estimate`` (and with
         ``interval`` ``se``, ``lower``, ``upper``), one row per estimator and (metric, K).
     """
-    estimators, labels = _checked_estimators(estimators)
     pairs = _metric_k_pairs(metrics, ks) if targets is None else _explicit_pairs(targets)
-    spec = intervals.interval_spec(interval, interval_method, n_bootstrap, seed)
-    per_user = any(e.method == "adaptive_mle" for e in estimators)
-    batch = Batch.build(sampled_ranks, n_items, sample_size, scheme, n_groups,
-                        KernelCache.for_one_call(sample_size) if cache is None else cache,
-                        per_user_sizes=per_user, grid=_grid_for(grid, estimators), top=_largest_cutoff(pairs))
-    batch.fit_priors(estimators, record=spec is not None and spec.method == "analytic")  # its interval's steps
-    return _estimate_table(batch, estimators, labels, pairs, spec, clip, warn)
+    return estimate_draws([sampled_ranks], n_items, [sample_size], estimators, targets=pairs, scheme=scheme,
+                          n_groups=n_groups, grid=grid, cache=cache, clip=clip, warn=warn, interval=interval,
+                          interval_method=interval_method, n_bootstrap=n_bootstrap, seeds=[seed])[0]
 
 
 def estimate_draws(
@@ -326,28 +321,32 @@ def estimate_draws(
     n_groups: int | None = DEFAULT_N_GROUPS,
     grid: str = "auto",
     cache: KernelCache | None = None,
+    clip: bool = False,
     warn: bool = True,
     interval: float | None = None,
     interval_method: str | None = None,
+    n_bootstrap: int | None = None,
     seeds: Sequence[int | np.random.Generator | None] | None = None,
 ) -> list[pd.DataFrame]:
     """:func:`estimate_many` on many draws of sampled ranks of the same users (e.g. the repeats
-    of a study), with the EM fits of all draws computed together.
+    of a study), with the fits of all draws computed together; :func:`estimate_many` is this
+    function on one draw.
 
-    The MLE-family fits (``mle``, ``wmle``, ``adaptive_mle`` and the priors of ``bv_mle`` and
-    ``mn_mle``) of every draw advance as the columns of one matrix
+    With several draws, the MLE-family fits (``mle``, ``wmle``, ``adaptive_mle`` and the priors of
+    ``bv_mle`` and ``mn_mle``) of every draw advance as the columns of one matrix
     (:func:`~itemsampling.distributions.em_estimates_of_draws`), and the MES fits (``mes`` and
     the priors of ``bv_mes``, ``mn_mes``) take their Newton steps in lockstep
-    (:func:`~itemsampling.mes.solve_mes_stacked`); everything else is computed draw by draw, as
-    :func:`estimate_many` does. Each table equals :func:`estimate_many` on its draw up to the
-    rounding of these fits (the same terms summed in another order), and the same draws give
-    the same tables to the bit.
+    (:func:`~itemsampling.mes.solve_mes_stacked`); everything else is computed draw by draw.
+    Each table then equals that of its draw alone up to the rounding of these fits (the same
+    terms summed in another order), and the same draws give the same tables to the bit. One draw
+    is fitted alone, with the steps of its EM fits recorded when an analytic interval will
+    differentiate them (:meth:`~itemsampling.batch.Batch.fit_priors`).
 
     Parameters
     ----------
     draws : sequence of array_like of int
         The sampled ranks of each draw, of the same users in the same order.
-    n_items, estimators, targets, scheme, n_groups, grid, cache, warn, interval, interval_method
+    n_items, estimators, targets, scheme, n_groups, grid, cache, clip, warn, interval, interval_method, n_bootstrap
         As in :func:`estimate_many` (``cache`` is shared by all draws).
     sample_sizes : int or sequence
         One n for all draws, or one ``sample_size`` of :func:`estimate_many` per draw.
@@ -367,7 +366,7 @@ def estimate_draws(
     if not draws or len(sizes_of) != len(draws) or len(seeds) != len(draws):
         raise ValueError(f"draws ({len(draws)}), sample_sizes ({len(sizes_of)}) and seeds ({len(seeds)}) "
                          "must name the same positive number of draws")
-    specs = [intervals.interval_spec(interval, interval_method, None, seed) for seed in seeds]
+    specs = [intervals.interval_spec(interval, interval_method, n_bootstrap, seed) for seed in seeds]
     per_user = any(e.method == "adaptive_mle" for e in estimators)
     cache = KernelCache.for_one_call(sizes_of[0]) if cache is None else cache
     batches = [Batch.build(ranks, n_items, sizes, scheme, n_groups, cache, per_user_sizes=per_user,
@@ -375,17 +374,20 @@ def estimate_draws(
                for ranks, sizes in zip(draws, sizes_of, strict=True)]
     cache = batches[0].cache  # on the batches' grid (the same for all draws of the same users)
     wanted = batches[0].em_fits_needed(estimators)
-    if wanted:
+    if len(batches) == 1:  # its interval's steps recorded, for an analytic interval
+        batches[0].fit_priors(estimators, record=specs[0] is not None and specs[0].method == "analytic")
+    elif wanted:
         fits = distributions.em_estimates_of_checked_draws(
             [batch.checked for batch in batches], distributions.check_fits([(e.method, e.options)
                                                                                 for e in wanted.values()]),
             batches[0].scheme, cache)
         for batch, draw_fits in zip(batches, fits, strict=True):
             batch.add_fits(dict(zip(wanted, draw_fits, strict=True)))
-    _add_stacked_mes_fits(batches, estimators, cache)
+    if len(batches) > 1:
+        _add_stacked_mes_fits(batches, estimators, cache)
     tables = []
     for spec in specs:  # each batch is dropped once its table is made: its fits and operators go with it
-        tables.append(_estimate_table(batches.pop(0), estimators, labels, pairs, spec, False, warn))
+        tables.append(_estimate_table(batches.pop(0), estimators, labels, pairs, spec, clip, warn))
     return tables
 
 
