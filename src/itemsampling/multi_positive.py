@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from statistics import NormalDist
 
 import numpy as np
@@ -226,8 +227,8 @@ def estimate_multi_positive(sampled_ranks: ArrayLike, users: ArrayLike, n_items:
     elif interval is not None:
         if not 0 < interval < 1:
             raise ValueError(f"interval must be a level in (0, 1), e.g. 0.95, got {interval!r}")
-        gen = np.random.default_rng(seed)
-        refits = np.vstack([fit.terms(positives.take(gen.integers(0, positives.n_users, positives.n_users)))[1]
+        gen, cache = np.random.default_rng(seed), KernelCache.for_one_call(positives.sample_size)
+        refits = np.vstack([fit.terms(positives.take(gen.integers(0, positives.n_users, positives.n_users)), cache)[1]
                             .mean(axis=0) for _ in range(n_bootstrap)])
         table["se"] = refits.std(axis=0, ddof=1)
         table["lower"], table["upper"] = np.quantile(refits, [(1 - interval) / 2, (1 + interval) / 2], axis=0)
@@ -279,9 +280,14 @@ class _Positives:
     def n_users(self) -> int:
         return int(self.uid.max()) + 1
 
+    @cached_property
+    def rows_of_users(self) -> list[np.ndarray]:
+        """The rows of each user's positives."""
+        return np.split(np.argsort(self.uid, kind="stable"), np.cumsum(np.bincount(self.uid))[:-1])
+
     def take(self, users: np.ndarray) -> _Positives:
         """The positives of ``users`` (indices, with repeats: each draw a user of its own)."""
-        rows_of = np.split(np.argsort(self.uid, kind="stable"), np.cumsum(np.bincount(self.uid))[:-1])
+        rows_of = self.rows_of_users
         rows = np.concatenate([rows_of[u] for u in users])
         uid = np.repeat(np.arange(users.size), [rows_of[u].size for u in users])
         n_items = self.n_items if np.ndim(self.n_items) == 0 else self.n_items[rows]
@@ -314,11 +320,12 @@ class _Fit:
                              f"allowed: {', '.join(allowed) or '(none)'}")
         return cls(Estimator(method, options), metrics, ks, scheme, n_groups, grid)
 
-    def terms(self, positives: _Positives) -> tuple[list[tuple[str, int]], np.ndarray]:
-        """The (metric, K) pairs and the users' terms (M, pairs)."""
+    def terms(self, positives: _Positives, cache: KernelCache | None = None) -> tuple[list[tuple[str, int]], np.ndarray]:
+        """The (metric, K) pairs and the users' terms (M, pairs); ``cache`` shares the kernels
+        between calls on the same n (a bootstrap's refits)."""
         top, n, shift, uid = max(self.ks), positives.sample_size, positives.shift, positives.uid
         batch = Batch.build(positives.ranks, positives.n_items, n, self.scheme, self.n_groups,
-                            KernelCache.for_one_call(n), grid=self.grid, top=top)
+                            KernelCache.for_one_call(n) if cache is None else cache, grid=self.grid, top=top)
         batch.fit_priors([self.est])
         p_u = np.bincount(uid)
         targets = _Targets(self.ks, int(min(top, p_u.max())))
