@@ -36,8 +36,10 @@ def data_root(tmp_path_factory):
         rows += [(user, item, float(t)) for t, item in enumerate(items)]
     root = tmp_path_factory.mktemp("recbole")
     (root / "tiny").mkdir()
-    pd.DataFrame(rows).to_csv(root / "tiny" / "tiny.inter", sep="\t", index=False,
-                              header=["user_id:token", "item_id:token", "timestamp:float"])
+    table = pd.DataFrame(rows)
+    table.to_csv(root / "tiny" / "tiny.inter", sep="\t", index=False,
+                 header=["user_id:token", "item_id:token", "timestamp:float"])
+    (root / "catalogue").write_text(str(table[1].nunique()))  # the items that occur: RecBole's item_num - 1
     logging.disable(logging.WARNING)
     register()
     return root
@@ -54,7 +56,7 @@ def _config(root, mode, split, ranks_path, metrics=METRICS):
         "eval_args": {"split": split, "order": "RO", "group_by": "user", "mode": mode},
         "metrics": metrics, "topk": [5],
         "valid_metric": "NDCG@5", "sampled_ranks_path": str(ranks_path), "checkpoint_dir": str(root / "saved"),
-        "catalogue_size": N_ITEMS,
+        "catalogue_size": int((root / "catalogue").read_text()),
     })
 
 
@@ -123,6 +125,10 @@ def test_popularity_ranks_are_hansen_hurwitz_estimates(data_root, trained):
         _evaluate(data_root, trained, "pop20")
     _, test, _ = _evaluate(data_root, trained, "pop20", ["Recall", "SampledRanks"])
     ranks = popularity_ranks(trained, test)
-    assert list(ranks.columns) == ["user_id", "rank", "n_candidates", "rank_estimate", "n_positives"]
+    assert list(ranks.columns) == ["user_id", "rank", "n_candidates", "n_items", "n_positives", "mode",
+                                   "rank_estimate"]
     assert (ranks["rank_estimate"] >= 1).all() and (ranks["rank"] <= ranks["n_candidates"]).all()
     assert ranks.groupby("user_id")["n_positives"].transform("size").eq(ranks["n_positives"]).all()
+    run = read_run(ranks, "recbole", model="BPR")
+    assert run.protocol == "popularity" and run.n_items == int((data_root / "catalogue").read_text())
+    assert correct(run, metrics=["recall"], ks=[5])["estimate"].between(0, 1).all()

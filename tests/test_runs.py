@@ -313,3 +313,26 @@ def test_a_popularity_run_with_several_positives_is_taken_at_its_rank_estimates(
     out = compare(run_a, run_b, "recall", 10)
     assert out["estimate_a"] == pytest.approx(want["value"].iloc[0])
     assert out["difference"] > 0 and out["lower"] > 0  # B's ranks are all worse
+
+
+def test_a_recbole_popularity_file_with_rank_estimates_is_a_popularity_run(tmp_path):
+    """The file of recbole_metrics.popularity_ranks: SampledRanks' columns and the Hansen–Hurwitz
+    ranks; read as a popularity run and corrected at its estimates, from the command line too."""
+    table = pd.DataFrame({"user_id": [0, 0, 1, 2], "rank": [3, 9, 1, 40], "n_candidates": [180, 180, 98, 99],
+                          "n_items": 1682, "n_positives": [2, 2, 1, 1], "mode": "pop100",
+                          "rank_estimate": [12.5, 61.0, 1.0, 700.2]})
+    table.to_csv(tmp_path / "pop.csv", index=False)
+    run = runs.read_run(tmp_path / "pop.csv", "recbole")
+    assert run.protocol == "popularity" and run.several_positives
+    got = runs.correct(run, metrics=["recall"], ks=[20], interval=None)["estimate"].iloc[0]
+    assert got == pytest.approx(np.mean([1 / 2, 1.0, 0.0]))  # user 0: R̂ 12 hits, 61 + 1 does not
+
+
+def test_the_correct_command_reads_a_recbole_popularity_file(tmp_path, capsys):
+    table = pd.DataFrame({"user_id": [0, 0, 1], "rank": [3, 9, 1], "n_candidates": [180, 180, 98],
+                          "n_items": 1682, "n_positives": [2, 2, 1], "mode": "pop100",
+                          "rank_estimate": [12.5, 61.0, 1.0]})
+    table.to_csv(tmp_path / "pop.csv", index=False)
+    assert main(["correct", str(tmp_path / "pop.csv"), "--format", "recbole", "--metric", "recall", "--k", "20"]) == 0
+    out = pd.read_csv(pd.io.common.StringIO(capsys.readouterr().out))
+    assert out["protocol"].iloc[0] == "popularity" and out["estimate"].iloc[0] == pytest.approx(0.75)

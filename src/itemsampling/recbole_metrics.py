@@ -107,9 +107,12 @@ def popularity_ranks(model, eval_data, seed: int = 0) -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame
-        One row per positive: ``user_id`` (the users numbered in RecBole's order, as
-        ``SampledRanks`` numbers them), ``rank`` (among the positive and the user's distinct drawn
-        negatives), ``n_candidates``, ``rank_estimate``, ``n_positives``.
+        One row per positive, the columns of ``SampledRanks`` and the estimates: ``user_id`` (the
+        users numbered in RecBole's order, as ``SampledRanks`` numbers them), ``rank`` (among the
+        positive and the user's distinct drawn negatives), ``n_candidates``, ``n_items`` (the
+        catalogue, RecBole's ``item_num - 1``), ``n_positives``, ``mode`` and ``rank_estimate``:
+        what :func:`itemsampling.runs.read_run` reads with ``format="recbole"`` as a popularity
+        run.
     """
     sampler = eval_data._sampler
     if sampler is None or sampler.distribution != "popularity":
@@ -142,8 +145,9 @@ def popularity_ranks(model, eval_data, seed: int = 0) -> pd.DataFrame:
                 distinct_tied = (scores[neg][distinct][None, :] == scores[pos][:, None]).sum(axis=1)
                 rows.append(pd.DataFrame({
                     "user_id": offset + row, "rank": 1 + distinct_above + distinct_tied // 2,
-                    "n_candidates": distinct.size + 1, "rank_estimate": hansen_hurwitz_rank(above, q),
-                    "n_positives": int(pos.sum())}))
+                    "n_candidates": distinct.size + 1, "n_items": sampler.item_num - 1, "n_positives": int(pos.sum()),
+                    "mode": f"pop{eval_data.neg_sample_args['sample_num']}",
+                    "rank_estimate": hansen_hurwitz_rank(above, q)}))
             offset += int(row_index.max()) + 1
     return pd.concat(rows, ignore_index=True)
 

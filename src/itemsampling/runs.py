@@ -22,7 +22,9 @@ Formats (:func:`read_run`, ``format=``):
     layout of ``BaseRunner.predict``).
 ``recbole``
     The CSV that the ``SampledRanks`` metric of :mod:`itemsampling.recbole_metrics` writes from
-    a RecBole run: ``user_id, rank, n_candidates, n_items, mode`` (``n_items``: N, or N_u).
+    a RecBole run: ``user_id, rank, n_candidates, n_items, mode`` (``n_items``: N, or N_u), one
+    row per user and positive; from a ``popN`` run scored by
+    :func:`itemsampling.recbole_metrics.popularity_ranks`, also ``rank_estimate``.
 
 **Duplicates among the negatives.** A negative listed twice was drawn with replacement. A score matrix keeps both copies, so the positive's rank counts them
 twice: the rank is that of sampling with replacement, and the run's protocol is
@@ -44,7 +46,10 @@ its global rank, R̂_u = 1 + (1/m) Σ_{draws above} (1 - p_t)/p_j (m draws with 
 catalogue less the positive t, :func:`itemsampling.nonuniform.hansen_hurwitz_rank`), and
 :func:`correct` returns the metrics at R̂_u (:func:`itemsampling.nonuniform.corrected_estimate`).
 A popularity run that holds ranks only (RecBole's ``popN`` through ``SampledRanks``) cannot be
-corrected: :func:`correct` says what is missing.
+corrected: :func:`correct` says what is missing (RecBole's ``popN``:
+:func:`itemsampling.recbole_metrics.popularity_ranks` adds the Hansen–Hurwitz ranks). With several
+positives per user the metrics are taken at ⌊R̂⌋ of each positive
+(:func:`itemsampling.multi_positive.multi_positive_metrics`).
 
 **Several positives per user** (a ratio split: RecBole's default). A run with several rows for
 a user has protocol ``several_positives``: each row's ``ranks`` is the positive's rank among
@@ -487,8 +492,9 @@ def _read_recbole(source, name: str, protocol: str | None) -> Run:
     if mode[:3] not in _RECBOLE_MODES:
         raise ValueError(f"RecBole mode {mode!r} is not a sampled evaluation (uniN or popN)")
     sizes = table["n_items"].to_numpy()
+    estimates = table["rank_estimate"].to_numpy() if "rank_estimate" in table.columns else None
     return Run(table["rank"], table["n_candidates"], int(sizes[0]) if np.all(sizes == sizes[0]) else sizes,
-               protocol or _RECBOLE_MODES[mode[:3]], name, table["user_id"].to_numpy())
+               protocol or _RECBOLE_MODES[mode[:3]], name, table["user_id"].to_numpy(), rank_estimates=estimates)
 
 
 def _rows_with_duplicates(candidates: np.ndarray) -> int:
