@@ -88,18 +88,13 @@ def compare(run_a: Run, run_b: Run, metric: str = "recall", k: int = 10, method:
                  for run in (run_a, run_b)]
         estimator = Estimator(method, options)
         psi = [influence_values(run.ranks, run.n_items, n, estimator, **args)[:, 0] for run in (run_a, run_b)]
-    paired = paired_difference(theta[0], theta[1], psi[0], psi[1], level)
     if run_a.several_positives:
         sampled = float(np.subtract(*[multi_positive_metrics(run.ranks, run.users, metric, k)["value"].iloc[0]
                                       for run in (run_a, run_b)]))
     else:
         weights = metric_weights(metric, k, n)
         sampled = float(weights[run_a.ranks - 1].mean() - weights[run_b.ranks - 1].mean())
-    return {
-        "model_a": run_a.model, "model_b": run_b.model, "metric": metric, "k": k,
-        "estimate_a": theta[0], "estimate_b": theta[1], **paired,
-        "sampled_difference": sampled, "disagree": bool(np.sign(sampled) * np.sign(paired["difference"]) < 0),
-    }
+    return _comparison(run_a, run_b, metric, k, theta, paired_difference(*theta, *psi, level), sampled)
 
 
 def _compare_positives(run_a: Run, run_b: Run, metric: str, k: int, method: str, level: float, scheme: str,
@@ -113,12 +108,16 @@ def _compare_positives(run_a: Run, run_b: Run, metric: str, k: int, method: str,
                                           **{"scheme": scheme, **options})[1][:, 0])
         sampled.append(float(multi_positive_metrics(ranks, users, metric, k)["value"].iloc[0]))
     theta = [float(t.mean()) for t in terms]
-    paired = paired_difference(theta[0], theta[1], terms[0], terms[1], level)
-    difference = sampled[0] - sampled[1]
+    return _comparison(run_a, run_b, metric, k, theta, paired_difference(*theta, *terms, level),
+                       sampled[0] - sampled[1])
+
+
+def _comparison(run_a: Run, run_b: Run, metric: str, k: int, theta, paired: dict, sampled: float) -> dict:
+    """The row of :func:`compare`: the estimates, their paired difference and the sampled one."""
     return {
         "model_a": run_a.model, "model_b": run_b.model, "metric": metric, "k": k,
         "estimate_a": theta[0], "estimate_b": theta[1], **paired,
-        "sampled_difference": difference, "disagree": bool(np.sign(difference) * np.sign(paired["difference"]) < 0),
+        "sampled_difference": sampled, "disagree": bool(np.sign(sampled) * np.sign(paired["difference"]) < 0),
     }
 
 

@@ -53,8 +53,8 @@ positives per user the metrics are taken at ⌊R̂⌋ of each positive
 
 **Several positives per user** (a ratio split: RecBole's default). A run with several rows for
 a user has protocol ``several_positives``: each row's ``ranks`` is the positive's rank among
-itself and its sampled negatives, the user's other positives left out (RecBole ranks them too:
-its reader subtracts the positives above), ``sample_size`` is the positive and its negatives,
+itself and its sampled negatives, the user's other positives left out (RecBole ranks them too;
+``SampledRanks`` writes the rank without them), ``sample_size`` is the positive and its negatives,
 and ``n_items`` is N_u, every candidate of the user's full ranking, positives included.
 :func:`correct` estimates RecBole's and RecPack's metrics with several relevant items from each
 positive's kernel with N = N_u - P_u + 1 (:func:`itemsampling.multi_positive.estimate_multi_positive`).
@@ -220,7 +220,7 @@ def correct(run: Run, method: str = "mn_mes", metrics: Sequence[str] | str = ("r
     than the interval's are not used. A run with several positives per user is estimated
     positive by positive (:func:`itemsampling.multi_positive.estimate_multi_positive`, metrics
     of :data:`itemsampling.multi_positive.MULTI_METRICS`; its interval is over users, with the
-    fit of P̂(R) held fixed).
+    fit of P̂(R) held fixed, or with ``interval_method="bootstrap"`` the refits' percentiles).
 
     Parameters
     ----------
