@@ -372,23 +372,28 @@ def estimate_draws(
     batches = [Batch.build(ranks, n_items, sizes, scheme, n_groups, cache, per_user_sizes=per_user,
                            grid=_grid_for(grid, estimators), top=_largest_cutoff(pairs))
                for ranks, sizes in zip(draws, sizes_of, strict=True)]
-    cache = batches[0].cache  # on the batches' grid (the same for all draws of the same users)
-    wanted = batches[0].em_fits_needed(estimators)
     if len(batches) == 1:  # its interval's steps recorded, for an analytic interval
         batches[0].fit_priors(estimators, record=specs[0] is not None and specs[0].method == "analytic")
-    elif wanted:
-        fits = distributions.em_estimates_of_checked_draws(
-            [batch.checked for batch in batches], distributions.check_fits([(e.method, e.options)
-                                                                                for e in wanted.values()]),
-            batches[0].scheme, cache)
-        for batch, draw_fits in zip(batches, fits, strict=True):
-            batch.add_fits(dict(zip(wanted, draw_fits, strict=True)))
-    if len(batches) > 1:
-        _add_stacked_mes_fits(batches, estimators, cache)
+    else:
+        _add_stacked_em_fits(batches, estimators)
+        _add_stacked_mes_fits(batches, estimators, batches[0].cache)
     tables = []
     for spec in specs:  # each batch is dropped once its table is made: its fits and operators go with it
         tables.append(_estimate_table(batches.pop(0), estimators, labels, pairs, spec, clip, warn))
     return tables
+
+
+def _add_stacked_em_fits(batches: Sequence[Batch], estimators) -> None:
+    """The MLE-family fits that the batches need, all draws advancing as the columns of one matrix
+    (:func:`~itemsampling.distributions.em_estimates_of_checked_draws`), on the batches' grid."""
+    wanted = batches[0].em_fits_needed(estimators)
+    if not wanted:
+        return
+    fits = distributions.em_estimates_of_checked_draws(
+        [batch.checked for batch in batches], distributions.check_fits([(e.method, e.options) for e in wanted.values()]),
+        batches[0].scheme, batches[0].cache)
+    for batch, draw_fits in zip(batches, fits, strict=True):
+        batch.add_fits(dict(zip(wanted, draw_fits, strict=True)))
 
 
 def _add_stacked_mes_fits(batches: Sequence[Batch], estimators, cache) -> None:

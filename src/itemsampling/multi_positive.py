@@ -36,19 +36,17 @@ from numpy.typing import ArrayLike
 
 from . import corrections
 from ._validation import check_choice, check_positive_integer, check_ranks
-from .batch import DIRECT_METHODS, METHODS, Batch, Estimator, method_options
+from .batch import DIRECT_METHODS, METHODS, Batch, Estimator
 from .candidates import DEFAULT_N_GROUPS
 from .kernels import KernelCache
 from .simulation import subsample_ranks
 
-__all__ = ["MULTI_METRICS", "estimate_multi_positive", "multi_positive_metrics", "multi_positive_terms",
+__all__ = ["MULTI_METRICS", "NOT_CARRIED_METHODS", "estimate_multi_positive", "multi_positive_metrics", "multi_positive_terms",
            "multi_positive_values", "positions"]
 
 MULTI_METRICS = ("recall", "ndcg", "hit", "calibrated_recall")
 #: methods of :func:`itemsampling.estimate` that do not carry over to several positives
-_NOT_CARRIED = ("sampled", "cls", "adaptive_mle")
-#: options that describe the sampling, not the estimator
-_SAMPLING_OPTIONS = ("scheme", "n_groups", "grid")
+NOT_CARRIED_METHODS = ("sampled", "cls", "adaptive_mle")
 
 
 def positions(negative_ranks: ArrayLike, users: ArrayLike) -> np.ndarray:
@@ -127,10 +125,14 @@ def multi_positive_values(negative_ranks: ArrayLike, users: ArrayLike, metrics: 
     return pairs, np.column_stack(columns)
 
 
-def _with_interval(table: pd.DataFrame, column: str, values: np.ndarray, interval: float) -> pd.DataFrame:
-    """``table`` with ``se``, ``lower``, ``upper``: the users' CLT for the means of ``values``."""
+def _check_level(interval) -> None:
     if not 0 < interval < 1:
         raise ValueError(f"interval must be a level in (0, 1), e.g. 0.95, got {interval!r}")
+
+
+def _with_interval(table: pd.DataFrame, column: str, values: np.ndarray, interval: float) -> pd.DataFrame:
+    """``table`` with ``se``, ``lower``, ``upper``: the users' CLT for the means of ``values``."""
+    _check_level(interval)
     table = table.copy()
     table["se"] = values.std(axis=0, ddof=1) / np.sqrt(values.shape[0]) if values.shape[0] > 1 else np.nan
     z = NormalDist().inv_cdf((1 + interval) / 2)
@@ -218,6 +220,8 @@ def estimate_multi_positive(sampled_ranks: ArrayLike, users: ArrayLike, n_items:
     """
     interval_method = check_choice("interval_method", interval_method, ("analytic", "bootstrap"))
     n_bootstrap = check_positive_integer("n_bootstrap", n_bootstrap)
+    if interval is not None:
+        _check_level(interval)
     fit = _Fit.build(method, metrics, ks, scheme, n_groups, grid, options)
     positives = _Positives.build(sampled_ranks, users, n_items, sample_size, order, seed)
     pairs, terms = fit.terms(positives)
@@ -225,8 +229,6 @@ def estimate_multi_positive(sampled_ranks: ArrayLike, users: ArrayLike, n_items:
     if interval is not None and interval_method == "analytic":
         table = _with_interval(table, "estimate", terms, interval)
     elif interval is not None:
-        if not 0 < interval < 1:
-            raise ValueError(f"interval must be a level in (0, 1), e.g. 0.95, got {interval!r}")
         gen, cache = np.random.default_rng(seed), KernelCache.for_one_call(positives.sample_size)
         refits = np.vstack([fit.terms(positives.take(gen.integers(0, positives.n_users, positives.n_users)), cache)[1]
                             .mean(axis=0) for _ in range(n_bootstrap)])
@@ -309,16 +311,11 @@ class _Fit:
     def build(cls, method, metrics, ks, scheme, n_groups, grid, options) -> _Fit:
         metrics, ks = _checked_targets(metrics, ks)
         method = check_choice("method", method, METHODS)
-        if method in _NOT_CARRIED:
+        if method in NOT_CARRIED_METHODS:
             raise ValueError(f"method {method!r} does not estimate metrics with several positives; the "
                              "uncorrected metrics are multi_positive_metrics of the sampled ranks; use one of "
-                             f"{', '.join(m for m in METHODS if m not in _NOT_CARRIED)}")
-        allowed = [o for o in method_options(method) if o not in _SAMPLING_OPTIONS]
-        unknown = sorted(set(options) - set(allowed))
-        if unknown:
-            raise ValueError(f"unknown option(s) {', '.join(map(repr, unknown))} for method {method!r}; "
-                             f"allowed: {', '.join(allowed) or '(none)'}")
-        return cls(Estimator(method, options), metrics, ks, scheme, n_groups, grid)
+                             f"{', '.join(m for m in METHODS if m not in NOT_CARRIED_METHODS)}")
+        return cls(Estimator(method, options), metrics, ks, scheme, n_groups, grid)  # Estimator checks options
 
     def terms(self, positives: _Positives, cache: KernelCache | None = None) -> tuple[list[tuple[str, int]], np.ndarray]:
         """The (metric, K) pairs and the users' terms (M, pairs); ``cache`` shares the kernels

@@ -60,6 +60,11 @@ __all__ = ["POSITIVE_RANKS", "CorrectedNDCG", "CorrectedRecall", "SampledRanks",
 POSITIVE_RANKS = "rec.positiveranks"
 
 
+def _average_rank(above: np.ndarray, tied: np.ndarray) -> np.ndarray:
+    """1 + the negatives above + half those tied, rounded down: RecBole's average rank of a tie."""
+    return 1 + above + tied // 2
+
+
 def ranks_table(dataobject, config) -> pd.DataFrame:
     """The per-positive ranks of a RecBole evaluation (``rec.positiveranks``,
     ``config["catalogue_size"]``): one row per user and positive."""
@@ -74,7 +79,7 @@ def ranks_table(dataobject, config) -> pd.DataFrame:
     users, above, tied, n_negatives, n_positives = (table[:, j] for j in range(5))
     return pd.DataFrame({
         "user_id": users,
-        "rank": 1 + above + tied // 2,
+        "rank": _average_rank(above, tied),
         "n_candidates": n_negatives + 1,
         "n_items": n_negatives + n_positives if full else int(n_items),
         "n_positives": n_positives,
@@ -140,11 +145,11 @@ def popularity_ranks(model, eval_data, seed: int = 0) -> pd.DataFrame:
                 q = p[item_ids[neg]] / (1.0 - p[used].sum())
                 tied = scores[neg][None, :] == scores[pos][:, None]
                 above = (scores[neg][None, :] > scores[pos][:, None]) | (tied & (gen.random(tied.shape) < 0.5))
-                distinct = np.unique(item_ids[neg], return_index=True)[1]
-                distinct_above = (scores[neg][distinct][None, :] > scores[pos][:, None]).sum(axis=1)
-                distinct_tied = (scores[neg][distinct][None, :] == scores[pos][:, None]).sum(axis=1)
+                distinct = np.unique(item_ids[neg], return_index=True)[1]  # RecBole merges repeated draws
+                row_scores = np.concatenate([scores[pos], scores[neg][distinct]])[None, :]
+                counts = positive_counts(row_scores, np.zeros(pos.sum(), dtype=np.int64), np.arange(pos.sum()))
                 rows.append(pd.DataFrame({
-                    "user_id": offset + row, "rank": 1 + distinct_above + distinct_tied // 2,
+                    "user_id": offset + row, "rank": _average_rank(counts[:, 0], counts[:, 1]),
                     "n_candidates": distinct.size + 1, "n_items": sampler.item_num - 1, "n_positives": int(pos.sum()),
                     "mode": f"pop{eval_data.neg_sample_args['sample_num']}",
                     "rank_estimate": hansen_hurwitz_rank(above, q)}))

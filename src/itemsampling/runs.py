@@ -74,7 +74,7 @@ from numpy.typing import ArrayLike
 
 from . import kernels
 from .estimators import estimate
-from .multi_positive import estimate_multi_positive, multi_positive_metrics
+from .multi_positive import NOT_CARRIED_METHODS, estimate_multi_positive, multi_positive_metrics
 from .nonuniform import check_probabilities, corrected_estimate, hansen_hurwitz_rank
 from .score_matrix import sampled_ranks_from_scores
 from .simulation import as_generator, subsample_ranks
@@ -291,7 +291,7 @@ def check_supported(run: Run, method: str = "mn_mes") -> str:
             "positives are estimated for uniform sampling without replacement (RecBole's uniN) and, at "
             "their Hansen–Hurwitz ranks, for popularity sampling. Use a "
             "leave-one-out split (RecBole: split {'LS': 'valid_and_test'}) so each user has one test positive")
-    if run.protocol == "several_positives" and method in ("sampled", "cls", "adaptive_mle"):
+    if run.protocol == "several_positives" and method in NOT_CARRIED_METHODS:
         raise ValueError(f"method {method!r} does not estimate metrics with several positives per user "
                          f"(run {run.model!r}); use mn_mes (the default), mle, mes, bv, mn or rank_estimate")
     return scheme

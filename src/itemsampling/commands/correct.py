@@ -9,8 +9,10 @@ ReChorus's negatives files need the score matrix of their candidates (``--scores
 positive first); with ``--probabilities FILE`` (the popularity sampler's per-draw probability of
 each item id) they are corrected as popularity-sampled runs (Hansen–Hurwitz rank estimates). The
 result is the CSV table of ``itemsampling estimate`` with the columns ``model`` and ``protocol``
-in front. A popularity run without the negatives' ids (RecBole's ``popN`` ranks) and runs with
-several positives per user are errors that name what is missing.
+in front. Runs with several positives per user (one row per user and positive) are estimated
+positive by positive (:func:`itemsampling.multi_positive.estimate_multi_positive`). A popularity run
+without the negatives' ids or rank estimates (RecBole's ``popN`` ranks alone) is an error that
+names what is missing.
 """
 
 from __future__ import annotations
