@@ -188,12 +188,13 @@ def _pooled_observations(sampled_ranks, n_items, sample_size, scheme, n_groups=D
 def _pooled_observations_of(checked: CheckedRanks, scheme: str, cache=None, banded=False):
     """:func:`_pooled_observations` of ranks already checked."""
     distinct, p_tilde = Observations(*checked).sampled_distribution
-    return _pooled_kernel(cache, checked.groups, int(checked.sizes[0]), distinct, scheme, banded), p_tilde
+    return pooled_kernel(cache, checked.groups, int(checked.sizes[0]), distinct, scheme, banded), p_tilde
 
 
-def _pooled_kernel(cache, groups: CandidateGroups, n: int, ranks, scheme: str, banded: bool):
-    """The user-averaged kernel K̄ of :func:`_pooled_observations` at the sorted distinct ``ranks``
-    (a :class:`~itemsampling.banded_kernel.BandedKernel` with ``banded``)."""
+def pooled_kernel(cache, groups: CandidateGroups, n: int, ranks, scheme: str, banded: bool):
+    """The user-averaged kernel K̄(r, R) = Σ_g (M_g/M) P(r | R; n, N_g) at the sorted distinct
+    ``ranks``, one term per distinct N_g: the kernel of MES's fit (AAAI'21 eq. 26) and of its
+    interval (a :class:`~itemsampling.banded_kernel.BandedKernel` with ``banded``)."""
     if groups.kernel_items.size == 1:
         if banded:
             return _banded_columns(cache, groups.max_items, n, ranks, scheme)
@@ -417,7 +418,9 @@ def _check_positive(name: str, value) -> float:
     return float(value)
 
 
-def _effective_eta(eta, eta_scale: str, sample_size: int) -> float:
+def effective_eta(eta, eta_scale: str, sample_size: int) -> float:
+    """The η of MES's objective (AAAI'21 eq. 26): ``eta``, or ``eta / sample_size`` with
+    ``eta_scale="code"`` (the squared error times n of the AAAI'23 authors' code)."""
     eta = _check_positive("eta", eta)
     eta_scale = check_choice("eta_scale", eta_scale, ETA_SCALES)
     return eta / sample_size if eta_scale == "code" else eta
@@ -644,7 +647,7 @@ def mes_of_checked(checked: CheckedRanks, scheme: str, *, cache=None, eta: float
     """:func:`mes` of ranks already checked (its options are checked here)."""
     _check_mes_options(eta, eta_scale, tol, max_iter)
     kernel, p_tilde = _pooled_observations_of(checked, scheme, cache, banded=True)
-    eta = _effective_eta(eta, eta_scale, int(checked.sizes[0]))
+    eta = effective_eta(eta, eta_scale, int(checked.sizes[0]))
     return solve_mes(kernel, p_tilde, eta, tol=tol, max_iter=max_iter, gram=_pooled_gram(checked, scheme, cache),
                      base=_base(cache, checked.groups.max_items)).weights
 
@@ -666,7 +669,7 @@ def mes_of_checked_draws(checked: Sequence[CheckedRanks], scheme: str, *, cache=
         distinct, counts = np.unique(c.ranks, return_counts=True)
         p_tilde[np.searchsorted(union, distinct), b] = counts / c.ranks.size
         ranks_of.append(distinct)
-    kernel = _pooled_kernel(cache, groups, n, union, scheme, banded=True)
+    kernel = pooled_kernel(cache, groups, n, union, scheme, banded=True)
     gram = None
     if _has_binomial_gram(checked[0], scheme, cache):
         binomial = binomial_gram_of(cache, groups.max_items, n)
@@ -675,7 +678,7 @@ def mes_of_checked_draws(checked: Sequence[CheckedRanks], scheme: str, *, cache=
             wide = binomial.doubled_products(pis)
             return (binomial.at(ranks_of[b]).from_doubled(wide[:, i]) for i, b in enumerate(which))
 
-    eta = _effective_eta(eta, eta_scale, n)
+    eta = effective_eta(eta, eta_scale, n)
     return [r.weights for r in solve_mes_stacked(kernel, p_tilde, eta, tol=tol, max_iter=max_iter, gram=gram,
                                                  base=_base(cache, groups.max_items))]
 
@@ -746,5 +749,5 @@ def mes_objective(
     """
     kernel, p_tilde = _pooled_observations(sampled_ranks, n_items, sample_size, scheme, n_groups)
     pi = check_distribution(distribution, kernel.shape[0], name="distribution")
-    eta = _effective_eta(eta, eta_scale, sample_size)
+    eta = effective_eta(eta, eta_scale, sample_size)
     return mes_objective_value(pi, kernel, p_tilde, eta)

@@ -69,7 +69,7 @@ from tqdm import tqdm
 from . import corrections
 from ._validation import as_generator, check_choice, check_positive_integer
 from .batch import Batch
-from .distributions import DEFAULT_ETA, EMTrace
+from .distributions import DEFAULT_ETA, EMTrace, effective_eta, pooled_kernel
 from .observations import Observations
 
 __all__ = [
@@ -191,7 +191,7 @@ def interval_coverage(table: pd.DataFrame) -> pd.DataFrame:
     ----------
     table : pandas.DataFrame
         One row per repeat and (estimator, metric, K), with columns ``lower``, ``upper`` and
-        ``exact`` (e.g. from :func:`itemsampling.studies.engine.repeat_estimates` with
+        ``exact`` (e.g. from :func:`itemsampling_study.engine.repeat_estimates` with
         ``interval``); the columns of :data:`COVERAGE_KEYS` that it has identify an interval.
 
     Returns
@@ -354,14 +354,12 @@ class _MESFit:
 
     @classmethod
     def build(cls, batch: Batch, options, pi) -> _MESFit:
+        """The fit's own K̄ and η (:func:`~itemsampling.distributions.pooled_kernel`,
+        :func:`~itemsampling.distributions.effective_eta`) at the batch's observed ranks."""
         ranks, p = batch.observations.sampled_distribution
-        groups, n = batch.groups, int(batch.sizes)
-        kernel = np.zeros((batch.cache.n_rows(groups.max_items), ranks.size))
-        for n_g, share in zip(groups.n_items.tolist(), groups.fractions, strict=True):
-            kernel[:batch.cache.n_rows(n_g)] += share * batch.cache.columns(n_g, n, ranks, batch.scheme)
-        eta = options.get("eta", DEFAULT_ETA)
-        if options.get("eta_scale", "paper").lower() == "code":
-            eta = eta / n
+        n = int(batch.sizes)
+        kernel = pooled_kernel(batch.cache, batch.groups, n, ranks, batch.scheme, banded=False)
+        eta = effective_eta(options.get("eta", DEFAULT_ETA), options.get("eta_scale", "paper"), n)
         return cls(kernel, ranks, p, pi, float(eta))
 
     def influence(self, obs: Observations, adjoint: np.ndarray) -> np.ndarray:
