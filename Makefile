@@ -15,9 +15,9 @@ endif
 
 .PHONY: test reproduce figures retrain check smoke lint bench clean-venv cluster-check recbole-check recbole-test ncf-check
 
-$(STAMP): pyproject.toml requirements/lock.txt
+$(STAMP): pyproject.toml compendium/pyproject.toml requirements/lock.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet -c requirements/lock.txt -e '.[all]'
+	$(BIN)/python -m pip install --quiet -c requirements/lock.txt -e '.[all]' -e ./compendium
 	$(BIN)/python -m ipykernel install --sys-prefix --name python3 >/dev/null
 	touch $(STAMP)
 

@@ -27,7 +27,7 @@ n_max = 3,200. On the same sampled ranks and sample sizes:
 2. ``estimate``: :func:`itemsampling.estimate` with ``adaptive_mle`` (defaults: 100 EM steps) and
    150 targets (Recall, NDCG, AP at K = 1..50), against the same call with whole kernels;
    ``value`` is the largest relative difference of the 150 estimates.
-3. ``study engine``: :func:`itemsampling.studies.engine.repeat_adaptive_estimates` (150 targets)
+3. ``study engine``: :func:`itemsampling_study.engine.repeat_adaptive_estimates` (150 targets)
    with a cache that computes only the columns observed in any of its draws, once for all of
    them (the engine's default), against a cache that keeps whole kernels (built by the first
    call and sliced by the later ones): one draw, then the time per draw of a call with
@@ -59,7 +59,7 @@ from scipy import stats
 import itemsampling as its
 from itemsampling import distributions
 from itemsampling.kernels import KernelCache
-from itemsampling.studies.engine import repeat_adaptive_estimates
+from itemsampling_study.engine import repeat_adaptive_estimates
 
 COLUMNS = ("size", "task", "method", "time_s", "baseline", "base_time_s", "speedup", "check", "value", "detail")
 METRICS, KS = ("recall", "ndcg", "ap"), tuple(range(1, 51))

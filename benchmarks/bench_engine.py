@@ -12,7 +12,7 @@ Problem (full run): N = 3,706 items, M = 6,040 users (ml-1m-like; global ranks d
 from P(R) ∝ (R + 10)^-1.1), one sample size n = 100, sampling with replacement, the eleven
 estimators of :data:`ESTIMATORS` and 150 (metric, K) targets (recall, NDCG, AP x K = 1..50).
 
-* engine: :func:`itemsampling.studies.engine.repeat_estimates` for all repeats;
+* engine: :func:`itemsampling_study.engine.repeat_estimates` for all repeats;
 * baseline: for the same sampled ranks, :func:`itemsampling.estimate` once per (repeat,
   estimator) with the 150 targets — what a study loop without the engine does. The baseline
   runs on the first ``--base-repeats`` repeats and its time is scaled to all repeats (printed).
@@ -33,7 +33,7 @@ import numpy as np
 
 import itemsampling as its
 from itemsampling.estimators import Estimator
-from itemsampling.studies.engine import derive_seed, repeat_estimates
+from itemsampling_study.engine import derive_seed, repeat_estimates
 
 ESTIMATORS = [
     Estimator("cls"),

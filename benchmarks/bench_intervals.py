@@ -40,7 +40,7 @@ import itemsampling as its
 from itemsampling.estimators import Estimator, estimate_many
 from itemsampling.intervals import interval_coverage
 from itemsampling.kernels import KernelCache
-from itemsampling.studies.engine import derive_seed, repeat_estimates
+from itemsampling_study.engine import derive_seed, repeat_estimates
 
 ESTIMATORS = [Estimator(m) for m in ("sampled", "rank_estimate", "cls", "bv", "mn", "mle", "wmle", "mes",
                                      "bv_mle", "bv_mes", "mn_mle", "mn_mes")]

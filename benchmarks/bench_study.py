@@ -9,7 +9,7 @@ Run from the repository root::
 One draw is what the estimator studies repeat 100 times per (data set, model, sample size): the
 sampled ranks of all test users (``unseen`` protocol: per-user N_u, default candidate groups) and
 every estimator of that sample size (:data:`ESTIMATORS`, 150 targets: Recall, NDCG and AP at
-K = 1..50), through :func:`itemsampling.studies.engine.repeat_estimates` with one
+K = 1..50), through :func:`itemsampling_study.engine.repeat_estimates` with one
 :class:`~itemsampling.kernels.KernelCache` per configuration. The global ranks are those of EASE
 (``results/ranks/<dataset>/ease/unseen.parquet``; ``--model`` picks another).
 
@@ -63,7 +63,7 @@ def measure(dataset: str, model: str, n: int, draws: int) -> dict:
 
     from itemsampling.estimators import Estimator
     from itemsampling.kernels import KernelCache
-    from itemsampling.studies.engine import repeat_estimates
+    from itemsampling_study.engine import repeat_estimates
 
     ranks = pd.read_parquet(ROOT / "results" / "ranks" / dataset / model / "unseen.parquet")
     kwargs = {

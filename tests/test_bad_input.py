@@ -265,6 +265,9 @@ COMMAND_CASES = [
     pytest.param([*STATS, "--output", "{no_folder}"], MISSING_FOLDER, id="data-stats/output-folder-missing"),
     pytest.param([*STATS, "--output", "{folder}"], "--output '{folder}' is a folder",
                  id="data-stats/output-is-a-folder"),
+    # itemsampling study datasets (the compendium's table of the datasets, with its record)
+    pytest.param(["study", "datasets", *STATS[2:], "--output", "{no_folder}"], MISSING_FOLDER,
+                 id="study-datasets/output-folder-missing"),
     # itemsampling data verify (writes no file)
     pytest.param(["data", "verify", "--dataset", "no-such-dataset"], "unknown dataset 'no-such-dataset'",
                  id="data-verify/unknown-dataset"),
@@ -284,7 +287,7 @@ COMMAND_CASES = [
                  "unknown study 'nosuch'", id="study-chunk/unknown-study"),
     pytest.param([*STUDY, "chunk", "--study", "mn_users", "--config", "{json_object}", "--seed", "0", "--dataset", "d",
                   "--model", "m", "--protocol", "all", "--output", "{folder}{sep}x.parquet"],
-                 "itemsampling.studies.mn_users is not a ChunkedStudy (itemsampling.studies.contract): it lacks "
+                 "itemsampling_study.mn_users is not a ChunkedStudy (itemsampling_study.contract): it lacks "
                  "chunk_table", id="study-chunk/study-without-chunks"),
     pytest.param([*STUDY, "tables", *STUDY_ARGS, "--tables", "t", "--out-dir", "{file}"],
                  "--out-dir '{file}' is a file", id="study-tables/out-dir-is-a-file"),

@@ -6,7 +6,7 @@ import pytest
 
 import itemsampling as its
 from itemsampling.estimators import Estimator
-from itemsampling.studies.engine import (
+from itemsampling_study.engine import (
     ADAPTIVE_COLUMNS,
     RUN_COLUMNS,
     derive_seed,

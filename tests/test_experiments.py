@@ -4,13 +4,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from itemsampling.experiments import (
+from itemsampling.metrics import global_metrics
+from itemsampling_study.experiments import (
     average_relative_error,
     pairwise_order_agreement,
     relative_error,
     winner_counts,
 )
-from itemsampling.metrics import global_metrics
 
 
 def test_relative_error_elementwise():

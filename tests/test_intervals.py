@@ -26,7 +26,7 @@ from itemsampling.estimators import Estimator, estimate, estimate_many, influenc
 from itemsampling.intervals import interval_coverage
 from itemsampling.kernels import KernelCache, rank_kernel
 from itemsampling.metrics import rank_weight
-from itemsampling.studies.engine import repeat_estimates
+from itemsampling_study.engine import repeat_estimates
 
 N_ITEMS, SAMPLE_SIZE, N_USERS = 300, 30, 1500
 LEVEL = 0.9

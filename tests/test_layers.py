@@ -1,4 +1,5 @@
-"""The package's layer map (``[tool.importlinter]`` in pyproject.toml): a module imports only from
+"""The packages' layer map (``[tool.importlinter]`` in pyproject.toml): the estimators
+(``itemsampling``) never import the compendium (``itemsampling_study``), a module imports only from
 its own layer or the layers below, modules of one layer do not import each other, and the modules
 of every package import each other without circles; every import, also inside a function, checked
 by import-linter on the source in src/."""
@@ -28,24 +29,30 @@ def _lint(source: Path) -> subprocess.CompletedProcess:
 def test_no_module_imports_from_a_layer_above_its_own():
     result = _lint(REPO / "src")
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "Contracts: 2 kept, 0 broken." in result.stdout
+    assert "Contracts: 4 kept, 0 broken." in result.stdout
 
 
 def _function_import(module: str, target: str, name: str) -> tuple[str, str]:
-    """A function appended to ``module`` (a path below the package) that imports ``name`` from ``target``."""
+    """A function appended to ``module`` (a path below src/) that imports ``name`` from ``target``."""
     return module, f"\n\ndef _imported():\n    from {target} import {name}\n\n    return {name}\n"
 
 
 BROKEN_MAPS = [
-    # an upward import, even one inside a function
-    pytest.param([_function_import("kernels.py", ".studies", "tables")],
-                 "itemsampling.kernels -> itemsampling.studies.tables", id="upward"),
+    # the estimators import the compendium, even inside a function
+    pytest.param([_function_import("itemsampling/kernels.py", "itemsampling_study", "tables")],
+                 "itemsampling.kernels -> itemsampling_study.tables", id="estimators-import-compendium"),
+    # an upward import within the estimators
+    pytest.param([_function_import("itemsampling/kernels.py", ".estimators", "estimate")],
+                 "itemsampling.kernels -> itemsampling.estimators", id="upward"),
     # em and mes share a floor: neither may import the other
-    pytest.param([_function_import("em.py", ".mes", "DEFAULT_TOL")], "itemsampling.em -> itemsampling.mes",
+    pytest.param([_function_import("itemsampling/em.py", ".mes", "DEFAULT_TOL")], "itemsampling.em -> itemsampling.mes",
                  id="same-floor"),
-    # two modules of the studies package that import each other form a circle
-    pytest.param([_function_import("studies/tables.py", ".", "records"),
-                  _function_import("studies/records.py", ".", "tables")],
+    # the compendium's helpers share a floor too, also across the lines of a layer written over two lines
+    pytest.param([_function_import("itemsampling_study/toy.py", ".engine", "LABELS")],
+                 "itemsampling_study.toy -> itemsampling_study.engine", id="compendium-same-floor"),
+    # two modules of a sub-package of the compendium that import each other form a circle
+    pytest.param([_function_import("itemsampling_study/verdicts/estimator_accuracy/bias.py", ".", "levels"),
+                  _function_import("itemsampling_study/verdicts/estimator_accuracy/levels.py", ".", "bias")],
                  "No import circles among the modules of a package BROKEN", id="circle"),
 ]
 
@@ -53,22 +60,23 @@ BROKEN_MAPS = [
 @pytest.mark.parametrize(("edits", "message"), BROKEN_MAPS)
 def test_a_forbidden_import_breaks_the_map(tmp_path, edits, message):
     """The check reads the source it is given and fails on each kind of forbidden import."""
-    shutil.copytree(REPO / "src" / "itemsampling", tmp_path / "itemsampling",
-                    ignore=shutil.ignore_patterns("__pycache__"))
+    for package in ("itemsampling", "itemsampling_study"):
+        shutil.copytree(REPO / "src" / package, tmp_path / package, ignore=shutil.ignore_patterns("__pycache__"))
     for module, code in edits:
-        path = tmp_path / "itemsampling" / module
+        path = tmp_path / module
         path.write_text(path.read_text() + code)
     result = _lint(tmp_path)
     assert result.returncode != 0
     assert message in result.stdout
 
 
-def test_the_readme_names_every_layer_and_top_level_module():
+@pytest.mark.parametrize("package", ["itemsampling", "itemsampling_study"])
+def test_the_readme_names_every_layer_and_top_level_module(package):
     """The README's paragraph on how the code is laid out matches the tree."""
     text = (REPO / "README.md").read_text()
     section = text[text.index("## How the code is laid out"):]
     section = section[: section.index("\n## ", 1)]
-    package = REPO / "src" / "itemsampling"
+    package = REPO / "src" / package
     names = {p.stem for p in package.glob("*.py") if p.stem != "__init__"}
     names |= {p.name for p in package.iterdir() if (p / "__init__.py").exists()}
     missing = sorted(name for name in names if f"`{name}`" not in section)

@@ -1,4 +1,4 @@
-"""Bottom shares of held-out items (itemsampling.rank_tails) and the EASE sign pattern they reveal."""
+"""Bottom shares of held-out items (itemsampling_study.rank_tails) and the EASE sign pattern they reveal."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 import scipy.sparse as sp
 
 from itemsampling.models.ease import EASE
-from itemsampling.rank_tails import bottom_shares, held_out_context, in_bottom
+from itemsampling_study.rank_tails import bottom_shares, held_out_context, in_bottom
 
 
 def _matrix(rows: list[list[int]], n_items: int) -> sp.csr_matrix:

@@ -13,7 +13,7 @@ STUDY_MODULES = ("sampling_theorem", "mapping_functions", "estimator_accuracy", 
 def test_the_package_and_its_study_modules_import_neither_scipy_optimize_nor_scipy_stats():
     code = ("import sys, itemsampling.cli as cli\n"
             "cli.build_parser()\n"
-            + "".join(f"import itemsampling.studies.{name}\n" for name in STUDY_MODULES)
+            + "".join(f"import itemsampling_study.{name}\n" for name in STUDY_MODULES)
             + "print(' '.join(sorted({'.'.join(m.split('.')[:2]) for m in sys.modules "
               "if m.split('.')[:2] in (['scipy', 'optimize'], ['scipy', 'stats'])})))\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -5,8 +5,8 @@ import pytest
 from itemsampling.kernels import rank_kernel
 from itemsampling.metrics import global_metrics, rank_weight
 from itemsampling.simulation import expected_sampled_metric, sample_ranks
-from itemsampling.studies.paper import paper_table
-from itemsampling.toy import (
+from itemsampling_study.paper import paper_table
+from itemsampling_study.toy import (
     TOY_METRICS,
     TOY_N_ITEMS,
     TOY_RANKS,

@@ -1,7 +1,7 @@
 """The tables a process has read so far: what the figures it draws are made from.
 
-:func:`itemsampling.studies.tables.read_table` notes each table it reads
-(:func:`note_table`); :func:`itemsampling.plotting.save_figure` writes :func:`tables_read` into
+:func:`itemsampling_study.tables.read_table` notes each table it reads
+(:func:`note_table`); :func:`itemsampling_study.plotting.save_figure` writes :func:`tables_read` into
 a figure's metadata. A figure is then identified by the bytes of its inputs, not by the commit
 that happened to be checked out, so redrawing it from the same tables gives the same file.
 """

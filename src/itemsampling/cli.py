@@ -1,7 +1,10 @@
 """Command line interface: ``itemsampling <command> ...``.
 
 Each command lives in its own module, which provides ``register(subparsers)``; the module is
-imported only when the parser is built, so the estimator commands work without torch.
+imported only when the parser is built, so the estimator commands work without torch. Other
+distributions add commands through the entry-point group ``itemsampling.commands`` (the
+compendium's ``itemsampling study``, from ``itemsampling-study``): each entry point names a module
+with the same ``register``.
 """
 
 from __future__ import annotations
@@ -9,6 +12,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+from importlib.metadata import entry_points
 
 #: modules that contribute sub-commands, in the order they appear in ``--help``
 COMMAND_MODULES = (
@@ -21,8 +25,15 @@ COMMAND_MODULES = (
     "itemsampling.commands.profile",
     "itemsampling.commands.ranks",
     "itemsampling.commands.evaluate_adaptive",
-    "itemsampling.commands.study",
 )
+#: the entry-point group through which other distributions add commands
+COMMAND_GROUP = "itemsampling.commands"
+
+
+def command_modules() -> list[str]:
+    """This package's command modules, then those of the installed plugins, by entry-point name."""
+    plugins = sorted(entry_points(group=COMMAND_GROUP), key=lambda point: point.name)
+    return [*COMMAND_MODULES, *(point.value for point in plugins)]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -35,7 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for name in COMMAND_MODULES:
+    for name in command_modules():
         try:
             module = importlib.import_module(name)
         except ModuleNotFoundError as exc:

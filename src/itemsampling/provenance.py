@@ -10,7 +10,7 @@ and the versions of numpy, scipy, pandas, implicit and torch. The workflow
 writes this record to ``results/provenance.json`` (rule ``provenance``) with the environment of
 its study steps; ``make check`` compares the tables byte for byte when the rerun's record has
 the same :func:`reproduction_key` as the committed one, and within a stated tolerance otherwise
-(:mod:`itemsampling.studies.reproduction`).
+(:mod:`itemsampling_study.reproduction`).
 """
 
 from __future__ import annotations

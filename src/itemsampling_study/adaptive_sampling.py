@@ -1,8 +1,8 @@
 """Notebook 06: the blind spot of fixed-size sampling and adaptive sampling (Li et al., AAAI 2023 §4).
 
 Every table of the notebook, computed from the global ranks of the models and the runs of the
-study engine (:func:`~itemsampling.studies.engine.repeat_estimates` for fixed sample sizes,
-:func:`~itemsampling.studies.engine.repeat_adaptive_estimates` for Algorithm 1 and the
+study engine (:func:`~itemsampling_study.engine.repeat_estimates` for fixed sample sizes,
+:func:`~itemsampling_study.engine.repeat_adaptive_estimates` for Algorithm 1 and the
 adaptive MLE of eq. 12 / App. G):
 
 * ``blind_spot_sampled_ranks`` (Fig. 1, top): the expected distribution of the sampled rank r_u
@@ -38,12 +38,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .._validation import check_choice, check_positive_integer
-from ..estimators import Estimator
-from ..experiments import relative_error, winner_counts
-from ..kernels import KernelCache
-from ..simulation import expected_sampled_rank_pmf, expected_sampling_cost
+from itemsampling._validation import check_choice, check_positive_integer
+from itemsampling.estimators import Estimator
+from itemsampling.kernels import KernelCache
+from itemsampling.simulation import expected_sampled_rank_pmf, expected_sampling_cost
+
 from .engine import STUDY_SCHEMES, repeat_adaptive_estimates, repeat_estimates
+from .experiments import relative_error, winner_counts
 from .tables import ranks_path, read_model_ranks, read_table, table_path
 
 __all__ = [
@@ -155,7 +156,7 @@ def targets(config: Mapping) -> list[tuple[str, int]]:
 
 def chunk_table(config: Mapping, seed: int, labels: Mapping[str, str], ranks: pd.DataFrame) -> pd.DataFrame:
     """Every run of one (dataset, model): the columns of
-    :data:`~itemsampling.studies.engine.ADAPTIVE_COLUMNS`.
+    :data:`~itemsampling_study.engine.ADAPTIVE_COLUMNS`.
 
     * adaptive sampling from n_0 up to the dataset's n_max (``repeats`` draws) and up to each
       ``frontier_n_max`` (``frontier_repeats`` draws), estimated by the adaptive MLE;
@@ -211,7 +212,7 @@ def repeat_errors(runs: pd.DataFrame, metrics, max_k: int) -> pd.DataFrame:
     """Per draw, the average relative error over K = 1..``max_k`` of each estimator and metric
     (AAAI'23 §5), with the draw's ``mean_sample_size``.
 
-    (1/|K|) Σ_K |estimate@K − exact@K| / exact@K (:func:`~itemsampling.experiments.relative_error`).
+    (1/|K|) Σ_K |estimate@K − exact@K| / exact@K (:func:`~itemsampling_study.experiments.relative_error`).
     A cut-off whose exact value is 0 has no relative error and is left out of the average, as in
     notebook 04 (the AAAI'23 code counts it as 0); with real data and K >= 1 this does not happen.
 

@@ -26,7 +26,7 @@ few pairs and repeats (rule ``adaptive_sensitivity``; its tables are inputs of n
 
 Errors: |estimate - exact| / exact at K = 1 (``k1_*``; Recall@1 = NDCG@1 with one held-out item)
 and averaged over K = 1..``max_k`` (``average_*``), mean and std (ddof = 1) over the repeats.
-Each draw is seeded by :func:`~itemsampling.studies.engine.derive_seed` of the study seed, the
+Each draw is seeded by :func:`~itemsampling_study.engine.derive_seed` of the study seed, the
 pair, the protocol, the scheme, the kind of draw, its sizes and the repeat.
 
 Configuration: ``adaptive_sampling.sensitivity`` of ``config/config.yaml``, with the section's
@@ -42,12 +42,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .._validation import check_positive_integer
-from ..estimators import Estimator, estimate_draws
-from ..experiments import relative_error
-from ..kernels import KernelCache
-from ..simulation import adaptive_sample_ranks, sample_ranks
+from itemsampling._validation import check_positive_integer
+from itemsampling.estimators import Estimator, estimate_draws
+from itemsampling.kernels import KernelCache
+from itemsampling.simulation import adaptive_sample_ranks, sample_ranks
+
 from .engine import STUDY_SCHEMES, derive_seed, exact_values
+from .experiments import relative_error
 from .tables import ranks_path, read_model_ranks
 
 __all__ = [

@@ -6,31 +6,32 @@
         --runs RUN.parquet ... --tables NAME ... --out-dir results/tables/01_sampled_metrics
     itemsampling study notebook --notebook notebooks/N.ipynb --parameters PARAMETERS.json \\
         --output results/notebooks/N.ipynb
+    itemsampling study datasets --dataset D ... --output results/tables/00_data_and_models/datasets.csv
     itemsampling study provenance --output results/provenance.json
     itemsampling study verdicts --notebooks NOTEBOOKS.json --out-dir results/tables
 
-A study is a module of :mod:`itemsampling.studies` that keeps the contract of
-:mod:`~itemsampling.studies.contract`: ``study_config``, ``chunks``, ``inputs`` and
-``study_tables`` (:class:`~itemsampling.studies.contract.Study`, checked when it is loaded),
-and ``chunk_table`` when it has chunks (:class:`~itemsampling.studies.contract.ChunkedStudy`).
+A study is a module of :mod:`itemsampling_study` that keeps the contract of
+:mod:`~itemsampling_study.contract`: ``study_config``, ``chunks``, ``inputs`` and
+``study_tables`` (:class:`~itemsampling_study.contract.Study`, checked when it is loaded),
+and ``chunk_table`` when it has chunks (:class:`~itemsampling_study.contract.ChunkedStudy`).
 ``--config`` is a JSON file of the study's parameters (what ``study_config`` returns for the
 workflow configuration; the workflow writes it to ``results/configs/studies/<study>.json``). A
 chunk is named by its dataset, model and protocol, and by ``--part`` when the study runs several
 parts on one ranks file (e.g. one per sample size). A study with millions of
-runs sets ``CATEGORICAL_RUNS = True`` (:class:`~itemsampling.studies.contract.CategoricalRunsStudy`):
+runs sets ``CATEGORICAL_RUNS = True`` (:class:`~itemsampling_study.contract.CategoricalRunsStudy`):
 ``tables`` then reads its chunks with text columns as categoricals
-(:func:`~itemsampling.studies.tables.read_runs`).
+(:func:`~itemsampling_study.tables.read_runs`).
 
 ``tables`` also writes the step's record, ``<study>.record.json`` beside the tables
-(:mod:`~itemsampling.studies.records`). ``--config`` is read with its keys sorted, so the rows
+(:mod:`~itemsampling_study.records`). ``--config`` is read with its keys sorted, so the rows
 come in the same order however the caller ordered them.
 
 ``notebook`` executes a notebook with papermill and writes it without wall-clock times
-(:mod:`~itemsampling.studies.notebook_execution`), so that a rerun with the same tables writes
+(:mod:`~itemsampling_study.notebook_execution`), so that a rerun with the same tables writes
 the same file.
 
 ``verdicts`` writes ``verdicts.csv``, one verdict per claim of the papers that a notebook tests,
-computed from the notebooks' tables (:mod:`~itemsampling.studies.verdicts`), and its record.
+computed from the notebooks' tables (:mod:`~itemsampling_study.verdicts`), and its record.
 ``--notebooks`` is a JSON file that maps each notebook to its study, in reading order.
 
 ``provenance`` records what computes the study on this machine: BLAS library, kernels and
@@ -49,13 +50,14 @@ from pathlib import Path
 
 from threadpoolctl import threadpool_limits
 
-from .._validation import check_seed
-from ..studies.contract import CategoricalRunsStudy, ChunkedStudy, check_study
-from ..studies.engine import LABELS
-from ..studies.records import canonical_config, record_path, write_record
-from ..studies.registry import load_study
-from ..studies.tables import read_model_ranks, read_runs, write_table
-from ._common import check_output_dir, check_output_file, plain_text
+from itemsampling._validation import check_seed
+from itemsampling.commands._common import check_output_dir, check_output_file, plain_text
+
+from .contract import CategoricalRunsStudy, ChunkedStudy, check_study
+from .engine import LABELS
+from .records import canonical_config, record_path, write_record
+from .registry import load_study
+from .tables import read_model_ranks, read_runs, write_table
 
 __all__ = ["register"]
 
@@ -68,7 +70,7 @@ def register(subparsers) -> None:
     for step, help_text in (("chunk", "repeated sampling and estimation on one ranks file"),
                             ("tables", "every table of the study, from its chunks and ranks")):
         sub = steps.add_parser(step, help=help_text, description=help_text)
-        sub.add_argument("--study", required=True, help="module of itemsampling.studies, e.g. sampled_metrics")
+        sub.add_argument("--study", required=True, help="module of itemsampling_study, e.g. sampled_metrics")
         sub.add_argument("--config", type=Path, required=True, help="JSON file of the study's parameters")
         sub.add_argument("--seed", type=int, required=True, help="study seed (integer >= 0)")
         sub.add_argument("--root", type=Path, default=Path("."), help="folder that holds results/ (default .)")
@@ -88,19 +90,26 @@ def register(subparsers) -> None:
             sub.set_defaults(func=_tables)
     sub = steps.add_parser("notebook", help="execute a notebook with papermill and write it without times",
                            description="execute a notebook with papermill and write it without times "
-                                       "(itemsampling.studies.notebook_execution)")
+                                       "(itemsampling_study.notebook_execution)")
     sub.add_argument("--notebook", type=Path, required=True, help="the notebook to execute, e.g. notebooks/00_x.ipynb")
     sub.add_argument("--parameters", type=Path, required=True, help="JSON file of its parameters")
     sub.add_argument("--root", type=Path, default=Path("."), help="folder that holds results/ (default .)")
     sub.add_argument("--output", type=Path, required=True, help="the executed notebook (overwritten if it exists)")
     sub.set_defaults(func=_notebook)
+    sub = steps.add_parser("datasets", help="interactions, users, items and density of the study's datasets",
+                           description="interactions, users, items and density of the study's datasets, "
+                                       "written as a table with its record")
+    sub.add_argument("--dataset", action="append", required=True, metavar="NAME",
+                     help="dataset to include (repeatable)")
+    sub.add_argument("--output", type=Path, required=True, help="CSV file (overwritten if it exists)")
+    sub.set_defaults(func=_datasets)
     sub = steps.add_parser("provenance", help="record the BLAS kernels, threads and package versions of this machine",
                            description="record the BLAS kernels, threads and package versions of this machine")
     sub.add_argument("--output", type=Path, required=True, help="JSON file (overwritten if it exists)")
     sub.set_defaults(func=_provenance)
     sub = steps.add_parser("verdicts", help="one verdict per claim of the papers, from the notebooks' tables",
                            description="one verdict per claim of the papers, from the notebooks' tables "
-                                       "(itemsampling.studies.verdicts)")
+                                       "(itemsampling_study.verdicts)")
     sub.add_argument("--notebooks", type=Path, required=True,
                      help='JSON file of an object notebook -> study, in reading order, '
                           'e.g. {"01_sampled_metrics": "sampled_metrics"}')
@@ -110,7 +119,7 @@ def register(subparsers) -> None:
 
 
 def _notebook(args) -> int:
-    from ..studies.notebook_execution import execute_notebook
+    from .notebook_execution import execute_notebook
 
     check_output_file(str(args.output))
     if not args.notebook.is_file():
@@ -120,8 +129,20 @@ def _notebook(args) -> int:
     return 0
 
 
+def _datasets(args) -> int:
+    from itemsampling.commands.data import dataset_table
+
+    check_output_file(str(args.output))
+    table, names = dataset_table(args.dataset)
+    written = write_table(table, args.output)
+    write_record(record_path(written.parent, written.stem), step="study datasets", config={"datasets": names},
+                 seed=None, tables=[written])
+    print(f"wrote {len(table)} dataset(s) to {args.output}")
+    return 0
+
+
 def _provenance(args) -> int:
-    from ..provenance import machine_record
+    from itemsampling.provenance import machine_record
 
     check_output_file(str(args.output))
     tmp = args.output.with_name(f".{args.output.name}.tmp")
@@ -185,7 +206,7 @@ def _tables(args) -> int:
 
 
 def _verdicts(args) -> int:
-    from ..studies.verdicts import CHECKS_PATH, VERDICTS_PATH, verdict_tables
+    from .verdicts import CHECKS_PATH, VERDICTS_PATH, verdict_tables
 
     check_output_dir(str(args.out_dir))
     notebooks = _json_object(args.notebooks, "--notebooks", "each notebook's study")

@@ -1,6 +1,6 @@
 """What a study module offers to ``itemsampling study`` and the workflow.
 
-A study is a module (or package) of :mod:`itemsampling.studies` that a notebook of
+A study is a module (or package) of :mod:`itemsampling_study` that a notebook of
 ``workflow/notebooks.yaml`` or a rule of its own names. Every study is a :class:`Study`: it picks
 its parameters out of the configuration, lists its chunks and the other files its tables are
 computed from, and computes its tables. Beyond that a study may be
@@ -24,7 +24,7 @@ from typing import Protocol, runtime_checkable
 
 import pandas as pd
 
-from .._validation import check_sample_size
+from itemsampling._validation import check_sample_size
 
 __all__ = ["CategoricalRunsStudy", "ChunkedStudy", "SizedStudy", "Study", "check_sample_sizes", "check_study",
            "members"]
@@ -120,6 +120,6 @@ def check_study(module: ModuleType, protocol: type = Study) -> ModuleType:
     lacking = [name for name, function in sorted(_declared(protocol).items())
                if not hasattr(module, name) or (function and not callable(getattr(module, name)))]
     if lacking:
-        raise ValueError(f"{module.__name__} is not a {protocol.__name__} (itemsampling.studies.contract): "
+        raise ValueError(f"{module.__name__} is not a {protocol.__name__} (itemsampling_study.contract): "
                          f"it lacks {', '.join(lacking)}")
     return module

@@ -11,7 +11,7 @@ Tables (from the ``train.json`` and global ranks that ``itemsampling train`` wri
 * ``bottom_ranks``: the share of test users whose held-out item ranks in the bottom
   ``bottom_fraction`` of its candidates, over all users and (with ``item_context``) by the
   popularity quantile of the held-out item and by whether it co-occurs with a training item of
-  the user (:func:`itemsampling.rank_tails.bottom_shares`). ``item_context`` loads each dataset
+  the user (:func:`itemsampling_study.rank_tails.bottom_shares`). ``item_context`` loads each dataset
   (as the live evaluation does, without listing its files as inputs: they are checked as they
   are loaded).
 
@@ -27,8 +27,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..metrics import global_metrics
-from ..rank_tails import bottom_shares, held_out_context
+from itemsampling.metrics import global_metrics
+
+from .rank_tails import bottom_shares, held_out_context
 from .tables import ranks_path, read_model_ranks
 
 __all__ = ["METRICS", "TABLES", "inputs", "isolated_shares", "sinking_note", "study_config", "study_tables"]
@@ -96,8 +97,8 @@ def study_tables(config: Mapping, seed: int, runs: pd.DataFrame | None, root: st
 
 
 def _context(dataset: str) -> pd.DataFrame:
-    """:func:`~itemsampling.rank_tails.held_out_context` of every test user of a registered dataset."""
-    from ..data import load_dataset
+    """:func:`~itemsampling_study.rank_tails.held_out_context` of every test user of a registered dataset."""
+    from itemsampling.data import load_dataset
 
     data = load_dataset(dataset)
     users = data.test_users

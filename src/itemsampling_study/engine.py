@@ -55,13 +55,13 @@ import numpy as np
 import pandas as pd
 from tqdm import tqdm
 
-from .._validation import check_choice, check_positive_integer, check_ranks, check_seed
-from ..candidates import DEFAULT_N_GROUPS
-from ..estimators import Estimator, estimate_draws
-from ..intervals import interval_spec
-from ..kernels import KernelCache
-from ..metrics import global_metrics
-from ..simulation import adaptive_sample_ranks, sample_ranks
+from itemsampling._validation import check_choice, check_positive_integer, check_ranks, check_seed
+from itemsampling.candidates import DEFAULT_N_GROUPS
+from itemsampling.estimators import Estimator, estimate_draws
+from itemsampling.intervals import interval_spec
+from itemsampling.kernels import KernelCache
+from itemsampling.metrics import global_metrics
+from itemsampling.simulation import adaptive_sample_ranks, sample_ranks
 
 __all__ = ["ADAPTIVE_COLUMNS", "LABELS", "RUN_COLUMNS", "STUDY_SCHEMES", "derive_seed", "draw_sampled_ranks",
            "exact_values", "repeat_adaptive_estimates", "repeat_estimates"]

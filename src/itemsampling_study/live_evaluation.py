@@ -12,14 +12,14 @@ models themselves. For each model of ``adaptive_sampling.live`` on its dataset:
 * **full ranking**: :func:`~itemsampling.ranks.global_ranks` scores every item for every test
   user (M × N scores) and ranks the held-out items under ``protocol``; the ranks must be the
   committed ``results/ranks/<dataset>/<model>/<protocol>.parquet`` within the rounding of other
-  BLAS kernels (:mod:`itemsampling.studies.refits`), else the study stops; the exact metrics
+  BLAS kernels (:mod:`itemsampling_study.refits`), else the study stops; the exact metrics
   follow (:func:`~itemsampling.metrics.global_metrics`). On a machine whose OpenBLAS picks other
   kernels the refit is the same model computed in other rounding, and the tables move by as much;
 * **adaptive evaluation**: :func:`~itemsampling.adaptive_evaluation.evaluate_adaptive` runs
   Algorithm 1 from n_0 up to each ``n_max`` against ``Recommender.score_items``, asking the model
   only for the held-out and the sampled items, and estimates the metrics by adaptive MLE
   (eq. 12); ``repeats`` draws per n_max, each seeded by (seed, dataset, model, protocol, scheme,
-  n_max, repeat) (:func:`~itemsampling.studies.engine.derive_seed`).
+  n_max, repeat) (:func:`~itemsampling_study.engine.derive_seed`).
 
 Tables (written by the workflow rule ``live_evaluation`` to ``results/tables/06_adaptive_sampling/``):
 
@@ -27,7 +27,7 @@ Tables (written by the workflow rule ``live_evaluation`` to ``results/tables/06_
   ``full_ranking``) and metric, the items scored per user (mean over the repeats), their share
   of the M × N scores of a full ranking, and the average relative error over K = 1..``max_k``
   of the estimate against the exact metric of the full ranking (mean and standard deviation
-  over the repeats; :func:`~itemsampling.studies.adaptive_sampling.repeat_errors`). A full
+  over the repeats; :func:`~itemsampling_study.adaptive_sampling.repeat_errors`). A full
   ranking is exact: its error is 0 by definition, in its one deterministic run.
 * ``live_times``: the wall seconds of every adaptive evaluation (sampling, scoring and the
   estimate; ``scoring_seconds``: the part spent in the model's ``score_items``) and of
@@ -50,10 +50,11 @@ import pandas as pd
 from threadpoolctl import threadpool_limits
 from tqdm import tqdm
 
-from .._validation import check_choice
-from ..adaptive_evaluation import evaluate_adaptive
-from ..metrics import global_metrics
-from ..ranks import global_ranks
+from itemsampling._validation import check_choice
+from itemsampling.adaptive_evaluation import evaluate_adaptive
+from itemsampling.metrics import global_metrics
+from itemsampling.ranks import global_ranks
+
 from .adaptive_sampling import repeat_errors, summarize_errors
 from .engine import derive_seed
 from .refits import compare_refit_ranks
@@ -138,7 +139,7 @@ def load_model(dataset, model: str, root: str | Path = ".", fit_threads: int = 1
     """The model ``itemsampling train`` fitted on ``dataset`` (a loaded
     :class:`~itemsampling.data.dataset.Dataset`) and its ``train.json`` record, loaded or refitted
     by :func:`~itemsampling.models.trained.load_trained` with ``fit_threads`` BLAS threads."""
-    from ..models.trained import load_trained
+    from itemsampling.models.trained import load_trained
 
     with threadpool_limits(fit_threads, user_api="blas"):
         return load_trained(train_record_path(dataset.name, model, root).parent, dataset, progress=False)
@@ -241,7 +242,7 @@ class _TimedScorer:
 
 def _check_same_ranks(ranks: pd.DataFrame, committed: pd.DataFrame, labels: Mapping) -> None:
     """The full ranking must give the committed global ranks within rounding
-    (:func:`~itemsampling.studies.refits.compare_refit_ranks`); how far it landed goes to the log."""
+    (:func:`~itemsampling_study.refits.compare_refit_ranks`); how far it landed goes to the log."""
     what = f"{labels['model']} on {labels['dataset']} ({labels['protocol']})"
     columns = ["user", "item", "rank", "n_candidates"]
     print(compare_refit_ranks(ranks[columns], committed[columns], what), file=sys.stderr)
@@ -254,7 +255,7 @@ def study_tables(config: Mapping, seed: int, runs: pd.DataFrame | None = None,
                  root: str | Path = ".") -> dict[str, pd.DataFrame]:
     """The tables ``live_evaluation`` and ``live_times`` (see the module docstring). ``runs`` is
     unused: the evaluation has no chunks."""
-    from ..data import load_dataset
+    from itemsampling.data import load_dataset
 
     config = _checked(config)
     dataset = load_dataset(config["dataset"])
@@ -293,8 +294,8 @@ def scores_single_items(model: str) -> bool:
     """Whether the registry model ``model`` computes the score of a single item on its own
     (overrides ``Recommender._score_items``, as EASE does) rather than scoring every item of the
     user and keeping the requested ones."""
-    from ..models.base import Recommender
-    from ..models.registry import model_class
+    from itemsampling.models.base import Recommender
+    from itemsampling.models.registry import model_class
 
     return model_class(model)._score_items is not Recommender._score_items
 

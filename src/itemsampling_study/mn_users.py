@@ -30,8 +30,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..estimators import Estimator, estimate_draws
-from ..metrics import global_metrics
+from itemsampling.estimators import Estimator, estimate_draws
+from itemsampling.metrics import global_metrics
+
 from .engine import draw_sampled_ranks
 from .tables import ranks_path, read_model_ranks
 

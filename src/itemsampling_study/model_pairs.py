@@ -34,9 +34,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..compare import paired_difference
-from ..estimators import Estimator, estimate_draws, influence_values
-from ..kernels import KernelCache
+from itemsampling.compare import paired_difference
+from itemsampling.estimators import Estimator, estimate_draws, influence_values
+from itemsampling.kernels import KernelCache
+
 from .engine import draw_sampled_ranks, exact_values
 from .tables import ranks_path, read_model_ranks
 

@@ -17,7 +17,7 @@ import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
-from .._files import replace_with
+from itemsampling._files import replace_with
 
 __all__ = ["INJECTED_CELL_ID", "KERNEL_ARGUMENTS", "execute_notebook", "tidy_executed_notebook"]
 

@@ -24,7 +24,7 @@ from pathlib import Path
 import matplotlib as mpl
 import matplotlib.pyplot as plt
 
-from ._sources import tables_read
+from itemsampling._sources import tables_read
 
 __all__ = [
     "OKABE_ITO",

@@ -53,19 +53,20 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..estimators import Estimator, estimate_draws
-from ..experiments import estimate_errors, pooled_order_agreement
-from ..kernels import KernelCache
-from ..nonuniform import corrected_estimate
-from ..popularity_profiles import (
+from itemsampling.estimators import Estimator, estimate_draws
+from itemsampling.kernels import KernelCache
+from itemsampling.nonuniform import corrected_estimate
+from itemsampling.popularity_profiles import (
     PROFILE_FILE,
     mixture_sampled_ranks,
     popularity_sampled_ranks,
     read_profile,
     stratified_sampled_ranks,
 )
+
 from . import protocols_in_use
 from .engine import derive_seed, draw_sampled_ranks, exact_values
+from .experiments import estimate_errors, pooled_order_agreement
 from .tables import table_path
 
 __all__ = ["accuracy", "chunks", "class_strata", "design_errors", "findings", "inputs", "model_runs", "profile_path",

@@ -4,7 +4,7 @@ replacement, and sampling designs at an equal scoring budget, from the committed
 Protocol ``unseen`` throughout: the negatives of user u are drawn from the N_u - 1 items u has not
 interacted with, as RecBole and the BERT4Rec code draw them (the estimators group the users by
 N_u, :mod:`itemsampling.candidates`). Every draw comes from the study engine
-(:mod:`~itemsampling.studies.engine`), seeded by the labels, the scheme, n and the repeat.
+(:mod:`~itemsampling_study.engine`), seeded by the labels, the scheme, n and the repeat.
 
 Chunks: one per (dataset, model). Each chunk's runs (:data:`RUN_COLUMNS`, ``part`` naming the part):
 
@@ -16,7 +16,7 @@ Chunks: one per (dataset, model). Each chunk's runs (:data:`RUN_COLUMNS`, ``part
   ``ml-1m.test.negative`` holds: drawn with replacement) estimated under the hypergeometric kernel,
   as if drawn without replacement;
 * ``designs``: Algorithm 1 of Li et al. (AAAI 2023) and its adaptive MLE
-  (:func:`~itemsampling.studies.engine.repeat_adaptive_estimates`, the code of notebook 06) from
+  (:func:`~itemsampling_study.engine.repeat_adaptive_estimates`, the code of notebook 06) from
   ``n0`` up to each ``n_max``; its average number of items scored per user, rounded, is the
   budget b of every design of ``designs`` (:data:`DESIGNS`: uniform sampling of b items with
   MN_MES or MLE), so that all designs score the same number of items per user on average.
@@ -34,7 +34,7 @@ Tables (``results/tables/05_protocols_in_use/``):
   rule of ``breakdown`` (stated before any run; see :func:`breakdown`);
   ``breakdown_sizes``: the smallest n from which on it no longer breaks down;
 * ``pair_orders``: per (scheme, n, estimator, metric, K): the share of model pairs x repeats
-  that the estimate orders as the exact metric does (:func:`itemsampling.experiments.pairwise_order_agreement`);
+  that the estimate orders as the exact metric does (:func:`itemsampling_study.experiments.pairwise_order_agreement`);
 * ``replacement_kernels``: per (dataset, model, n, estimator, metric, K): the estimates of the
   same with-replacement draws under both kernels, their RMSE and mean absolute difference;
 * ``ncf_duplicates``: the duplicates of NCF's ``ml-1m.test.negative``
@@ -57,12 +57,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .._validation import check_choice
-from ..data.registry import default_registry
-from ..estimators import Estimator, estimate_draws
-from ..experiments import estimate_errors, pooled_order_agreement, relative_error
-from ..kernels import KernelCache
-from ..small_samples import candidate_duplicates, read_ncf_negatives
+from itemsampling._validation import check_choice
+from itemsampling.data.registry import default_registry
+from itemsampling.estimators import Estimator, estimate_draws
+from itemsampling.kernels import KernelCache
+from itemsampling.small_samples import candidate_duplicates, read_ncf_negatives
+
 from .engine import (
     LABELS,
     STUDY_SCHEMES,
@@ -71,6 +71,7 @@ from .engine import (
     repeat_adaptive_estimates,
     repeat_estimates,
 )
+from .experiments import estimate_errors, pooled_order_agreement, relative_error
 from .tables import ranks_path
 
 __all__ = ["DESIGNS", "RUN_COLUMNS", "accuracy", "breakdown", "breakdown_sizes", "chunk_table", "chunks",

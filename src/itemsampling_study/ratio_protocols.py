@@ -39,10 +39,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .._validation import check_choice
-from ..experiments import pooled_order_agreement
-from ..positive_sampling import DESIGNS, compare_sampled_metrics
+from itemsampling._validation import check_choice
+from itemsampling.positive_sampling import DESIGNS, compare_sampled_metrics
+
 from .engine import derive_seed
+from .experiments import pooled_order_agreement
 
 __all__ = ["accuracy", "chunks", "findings", "inputs", "model_runs", "ratio_path", "study_config", "study_tables",
            "winners"]

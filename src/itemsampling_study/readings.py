@@ -17,7 +17,7 @@ scheme, n, repeat), not by the reading or the tie rule, so readings are compared
 random numbers. A recommender fitted as configured (reading :data:`AS_CONFIGURED`, or the default
 reading) is checked against its committed ``train.json`` and ranks, and its runs under random
 ties are made on the committed ranks, so that they are the main runs exactly on every machine
-(a refit on other BLAS kernels lands a few near-ties away: :mod:`itemsampling.studies.refits`).
+(a refit on other BLAS kernels lands a few near-ties away: :mod:`itemsampling_study.refits`).
 
 Tables (:func:`sensitivity_tables`):
 
@@ -46,9 +46,10 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .._validation import check_choice
-from ..models.registry import check_hyperparameters, make_model
-from ..ranks import TIES, global_ranks
+from itemsampling._validation import check_choice
+from itemsampling.models.registry import check_hyperparameters, make_model
+from itemsampling.ranks import TIES, global_ranks
+
 from .engine import RUN_COLUMNS, repeat_estimates
 from .paper import paper_table
 from .refits import check_record, compare_refit_ranks
@@ -72,7 +73,7 @@ __all__ = [
 
 #: part of the chunk of a recommender that the readings do not change (refitted as configured)
 AS_CONFIGURED = "as_configured"
-#: columns that a sensitivity chunk adds to :data:`~itemsampling.studies.engine.RUN_COLUMNS`
+#: columns that a sensitivity chunk adds to :data:`~itemsampling_study.engine.RUN_COLUMNS`
 SENSITIVITY_COLUMNS = ("reading", "ties", "tied_users", "zero_score_users", "bottom_half")
 #: the metrics of Table 4 whose comparisons :func:`table4_summary` counts (AUC is always right)
 COMPARED_METRICS = ("recall", "ndcg", "ap")
@@ -174,7 +175,7 @@ def refit_ranks(config: Mapping, seed: int, label: str, reading: str) -> tuple[d
     target_scores : numpy.ndarray
         The score of each test user's held-out item.
     """
-    from ..data import load_dataset
+    from itemsampling.data import load_dataset
 
     dataset = load_dataset(config["dataset"])
     model = make_model(config["recommenders"][label], config["dataset"], _fit_options(config, label, reading))
@@ -203,13 +204,13 @@ def sensitivity_chunk(config: Mapping, seed: int, labels: Mapping[str, str], com
         The committed ranks of the model; a model fitted as configured must land within rounding
         of them, and its runs under random ties use them.
     estimators, targets
-        What the main runs estimate (:func:`~itemsampling.studies.sampled_metrics.estimators`,
-        :func:`~itemsampling.studies.sampled_metrics.targets`).
+        What the main runs estimate (:func:`~itemsampling_study.sampled_metrics.estimators`,
+        :func:`~itemsampling_study.sampled_metrics.targets`).
 
     Returns
     -------
     pandas.DataFrame
-        :data:`~itemsampling.studies.engine.RUN_COLUMNS` and :data:`SENSITIVITY_COLUMNS`.
+        :data:`~itemsampling_study.engine.RUN_COLUMNS` and :data:`SENSITIVITY_COLUMNS`.
     """
     label = {model: label for label, model in config["recommenders"].items()}[labels["model"]]
     reading = labels["part"]
@@ -236,7 +237,7 @@ def _use_committed(config: Mapping, seed: int, labels: Mapping[str, str], ranks:
 
     The committed ``train.json`` must record the configured hyper-parameters and the study seed,
     and the refit must land within rounding of the committed ranks
-    (:mod:`itemsampling.studies.refits`); how far it landed is printed to the chunk's log.
+    (:mod:`itemsampling_study.refits`); how far it landed is printed to the chunk's log.
     """
     model, dataset, protocol = labels["model"], labels["dataset"], labels["protocol"]
     what = f"{model} on {dataset} ({protocol})"
@@ -445,7 +446,7 @@ def sensitivity_tables(config: Mapping, runs: pd.DataFrame | None) -> dict[str, 
 
 
 def split_runs(runs: pd.DataFrame | None) -> tuple[pd.DataFrame | None, pd.DataFrame | None]:
-    """The main runs (:data:`~itemsampling.studies.engine.RUN_COLUMNS`) and the sensitivity runs."""
+    """The main runs (:data:`~itemsampling_study.engine.RUN_COLUMNS`) and the sensitivity runs."""
     if runs is None or "reading" not in runs.columns:
         return runs, None
     mine = runs["reading"].notna()

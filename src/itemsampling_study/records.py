@@ -17,7 +17,7 @@ import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from .._files import atomic_text_file
+from itemsampling._files import atomic_text_file
 
 __all__ = ["RECORD_SUFFIX", "canonical_config", "check_records", "read_records", "record_path", "write_record"]
 

@@ -1,8 +1,8 @@
 """Whether a model that a study refits is the model whose ranks are committed.
 
 Two studies refit committed models: the sensitivity runs of notebook 01 refit K&R's
-recommenders (:mod:`itemsampling.studies.readings`) and the live evaluation of notebook 06
-reloads models from their ``train.json`` (:mod:`itemsampling.studies.live_evaluation`). A refit
+recommenders (:mod:`itemsampling_study.readings`) and the live evaluation of notebook 06
+reloads models from their ``train.json`` (:mod:`itemsampling_study.live_evaluation`). A refit
 with the recorded dataset, hyper-parameters and seed is the same model in exact arithmetic, but
 its floating-point results depend on the BLAS kernels that OpenBLAS picks for the CPU (and on
 the number of BLAS threads): on another machine a few near-tied scores come out in another

@@ -239,7 +239,7 @@ def check_reproduction(committed: Mapping[str, bytes], rerun: Mapping[str, bytes
         The mode, why, and one line per table that is not byte-identical (class, largest absolute
         and relative difference, cells beyond the tolerance).
     """
-    from ..provenance import reproduction_key
+    from itemsampling.provenance import reproduction_key
 
     if mode not in ("auto", "bytes", "tolerance"):
         raise ValueError(f"mode must be 'auto', 'bytes' or 'tolerance', got {mode!r}")
@@ -270,7 +270,7 @@ def check_reproduction(committed: Mapping[str, bytes], rerun: Mapping[str, bytes
 
 def _key_difference(committed_record: dict | None, rerun_record: dict | None) -> str:
     """What differs between two machine records, in words."""
-    from ..provenance import reproduction_key
+    from itemsampling.provenance import reproduction_key
 
     if committed_record is None or rerun_record is None:
         return "no provenance record of the " + ("committed results" if committed_record is None else "rerun")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..experiments import pairwise_order_agreement
+from .experiments import pairwise_order_agreement
 
 __all__ = ["mean_orders", "order_agreement", "summarize_runs"]
 

@@ -13,7 +13,7 @@ Every table of the notebook, computed from the global ranks of K&R's recommender
   pair correctly), ``rank_summary`` and ``fig5_rank_histogram`` (Fig. 5), ``fig6_expected_recall`` (expected
   Recall@K against the sample size, eq. 16) and ``fig6_smallest_sample`` (the smallest m with
   the exact order);
-* readings of K&R eqs. 27–30 and tie rules (:mod:`itemsampling.studies.readings`): each
+* readings of K&R eqs. 27–30 and tie rules (:mod:`itemsampling_study.readings`): each
   reading recommender refitted under each reading, one chunk per (recommender, reading), and
   the tables ``sensitivity_summary``, ``sensitivity``, ``sensitivity_table4``,
   ``sensitivity_orders``, ``sensitivity_paper`` and ``ties``; ``sensitivity_table3`` and
@@ -33,12 +33,14 @@ import numpy as np
 import pandas as pd
 from scipy.special import ndtr
 
-from .. import corrections, toy
-from .._validation import check_choice, check_ranks
-from ..candidates import item_groups
-from ..estimators import Estimator
-from ..kernels import log_kernel_block, rank_kernel
-from ..metrics import global_metrics, metric_weights, rank_weight
+from itemsampling import corrections
+from itemsampling._validation import check_choice, check_ranks
+from itemsampling.candidates import item_groups
+from itemsampling.estimators import Estimator
+from itemsampling.kernels import log_kernel_block, rank_kernel
+from itemsampling.metrics import global_metrics, metric_weights, rank_weight
+
+from . import toy
 from .engine import STUDY_SCHEMES, repeat_estimates
 from .paper import paper_table
 from .readings import (
@@ -122,7 +124,7 @@ def chunk_table(config: Mapping, seed: int, labels: Mapping[str, str], ranks: pd
     estimated by :func:`estimators`; the corrections use ``n_item_groups`` groups of users by
     N_u (:mod:`itemsampling.candidates`), as K&R do. A chunk with a ``part`` (a reading) refits
     the recommender and runs the same on its ranks
-    (:func:`~itemsampling.studies.readings.sensitivity_chunk`).
+    (:func:`~itemsampling_study.readings.sensitivity_chunk`).
     """
     if "part" in labels:
         return sensitivity_chunk(config, seed, labels, ranks, estimators(config["gammas"]), targets(config["k"]))
@@ -325,7 +327,7 @@ def expected_metric_curve(ranks: Mapping[str, pd.DataFrame], sample_sizes: Seque
     methods : sequence of (str, float or None)
         ``("sampled", None)``, ``("rank_estimate", None)``, ``("cls", None)`` or ``("bv", γ)``.
     scheme : {"binomial", "hypergeometric", "actual"}
-        A scheme of :data:`itemsampling.studies.engine.STUDY_SCHEMES`: how items are drawn and which
+        A scheme of :data:`itemsampling_study.engine.STUDY_SCHEMES`: how items are drawn and which
         kernel the corrections assume.
     n_groups : int
         Groups of users by N_u for the corrections (:mod:`itemsampling.candidates`).
@@ -426,7 +428,7 @@ def reading_tables(config: Mapping, seed: int, reading_runs: pd.DataFrame | None
     main runs; ``fig6_closest_reading``: :func:`expected_metric_curve` of Recall@K, uncorrected
     and BV γ = ``curve_gamma``, under :func:`closest_reading` of ``summary``: the reading
     recommenders refitted as their chunks refit them
-    (:func:`~itemsampling.studies.readings.refit_ranks`), the others on their committed ``ranks``.
+    (:func:`~itemsampling_study.readings.refit_ranks`), the others on their committed ``ranks``.
     Tables without rows when there are no readings.
     """
     keys = ["reading", "ties", "default"]
@@ -507,7 +509,7 @@ def study_config(config: Mapping) -> dict:
     """The parameters of this study: the ``sampled_metrics`` section, and in
     ``model_hyperparameters`` the configured hyper-parameters of its recommenders on its dataset
     (the readings refit them; checked by
-    :func:`~itemsampling.studies.readings.check_sensitivity`)."""
+    :func:`~itemsampling_study.readings.check_sensitivity`)."""
     out = dict(config["sampled_metrics"])
     per_dataset = config.get("hyperparameters", {}).get(out["dataset"], {})
     out["model_hyperparameters"] = {model: {**config["models"].get(model, {}), **per_dataset.get(model, {})}
@@ -518,7 +520,7 @@ def study_config(config: Mapping) -> dict:
 
 def chunks(config: Mapping) -> list[dict]:
     """One chunk of runs per recommender (its dataset, model, protocol), then one per reading
-    (:func:`~itemsampling.studies.readings.sensitivity_chunks`)."""
+    (:func:`~itemsampling_study.readings.sensitivity_chunks`)."""
     return [{"dataset": config["dataset"], "model": model, "protocol": config["protocol"]}
             for model in config["recommenders"].values()] + sensitivity_chunks(config)
 

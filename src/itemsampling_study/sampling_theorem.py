@@ -40,8 +40,8 @@ import numpy as np
 import pandas as pd
 from scipy.special import ndtri
 
-from ..estimators import Estimator
-from ..hit_ratio import (
+from itemsampling.estimators import Estimator
+from itemsampling.hit_ratio import (
     dominance,
     hit_probabilities,
     hit_ratio_curve,
@@ -50,7 +50,8 @@ from ..hit_ratio import (
     sampled_hit_ratio_moments,
     sign_changes,
 )
-from ..mappings import mapping
+from itemsampling.mappings import mapping
+
 from .engine import derive_seed, repeat_estimates
 from .tables import ranks_path, read_model_ranks
 
@@ -149,7 +150,7 @@ def chunk_table(config: Mapping, seed: int, labels: Mapping[str, str], ranks: pd
     Returns
     -------
     pandas.DataFrame
-        The columns of :data:`itemsampling.studies.engine.RUN_COLUMNS` and ``users`` (M).
+        The columns of :data:`itemsampling_study.engine.RUN_COLUMNS` and ``users`` (M).
     """
     ranks = ranks.sort_values("user", kind="stable")
     n_users = len(ranks)

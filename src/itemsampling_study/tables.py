@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from .._files import atomic_text_file
-from .._sources import note_table
-from ..ranks import read_ranks
+from itemsampling._files import atomic_text_file
+from itemsampling._sources import note_table
+from itemsampling.ranks import read_ranks
 
 __all__ = ["FLOAT_FORMAT", "chunk_path", "find_root", "ranks_path", "read_model_ranks", "read_runs", "read_table",
            "table_path", "train_record_path", "write_table"]

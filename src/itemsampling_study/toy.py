@@ -17,9 +17,9 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
-from ._validation import as_generator
-from .metrics import global_metrics, rank_weight
-from .simulation import expected_sampled_metric, sample_ranks
+from itemsampling._validation import as_generator
+from itemsampling.metrics import global_metrics, rank_weight
+from itemsampling.simulation import expected_sampled_metric, sample_ranks
 
 __all__ = [
     "TOY_METRICS",

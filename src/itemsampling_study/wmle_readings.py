@@ -43,11 +43,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .._validation import check_choice
-from ..distributions import DEFAULT_C
-from ..em import DEFAULT_TOL, EMProblem, em_mixture_weights_many
-from ..kernels import kernel_columns
-from ..metrics import global_metrics, rank_weight
+from itemsampling._validation import check_choice
+from itemsampling.distributions import DEFAULT_C
+from itemsampling.em import DEFAULT_TOL, EMProblem, em_mixture_weights_many
+from itemsampling.kernels import kernel_columns
+from itemsampling.metrics import global_metrics, rank_weight
+
 from .engine import derive_seed, draw_sampled_ranks
 from .paper import paper_merge, paper_table
 from .tables import ranks_path, read_model_ranks

@@ -40,10 +40,20 @@ def test_cli_stats_writes_csv(tiny, tmp_path, capsys):
     assert main(["data", "stats", "--dataset", "toy", "--output", str(out)]) == 0
     table = pd.read_csv(out)
     assert table[["dataset", "interactions", "users", "items"]].values.tolist() == [["toy", 5, 2, 3]]
-    record = json.loads((tmp_path / "stats.record.json").read_text())
-    assert (record["step"], record["config"], list(record["tables"])) == ("data stats", {"datasets": ["toy"]}, ["stats.csv"])
+    assert not (tmp_path / "stats.record.json").exists()  # a step's record is the compendium's (study datasets)
     assert main(["data", "stats"]) == 0  # default: every dataset whose files are available
     assert "toy" in capsys.readouterr().out
+
+
+def test_cli_study_datasets_writes_the_table_with_its_record(tiny, tmp_path):
+    _tiny_repository(tiny)
+    out = tmp_path / "datasets.csv"
+    assert main(["study", "datasets", "--dataset", "toy", "--output", str(out)]) == 0
+    table = pd.read_csv(out)
+    assert table[["dataset", "interactions", "users", "items"]].values.tolist() == [["toy", 5, 2, 3]]
+    record = json.loads((tmp_path / "datasets.record.json").read_text())
+    assert (record["step"], record["config"], list(record["tables"])) == ("study datasets", {"datasets": ["toy"]},
+                                                                        ["datasets.csv"])
 
 
 def test_cli_verify_lists_where_files_were_found(tiny, capsys):

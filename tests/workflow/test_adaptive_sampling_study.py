@@ -9,9 +9,9 @@ import pytest
 
 import itemsampling as its
 from itemsampling.cli import main as cli
-from itemsampling.studies import adaptive_sampling as ad
-from itemsampling.studies.paper import paper_table
-from itemsampling.studies.tables import write_table
+from itemsampling_study import adaptive_sampling as ad
+from itemsampling_study.paper import paper_table
+from itemsampling_study.tables import write_table
 
 from .conftest import json_file
 

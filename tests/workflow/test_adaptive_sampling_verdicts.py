@@ -1,4 +1,4 @@
-"""Verdicts of notebook 06 (itemsampling.studies.verdicts.adaptive_sampling): each rule on small
+"""Verdicts of notebook 06 (itemsampling_study.verdicts.adaptive_sampling): each rule on small
 synthetic tables whose verdict is known, each claim's verdict turning when the committed tables
 under it change, and the rows of the committed tables against the paper's text."""
 
@@ -10,8 +10,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from itemsampling.studies.tables import find_root, read_table
-from itemsampling.studies.verdicts import (
+from itemsampling_study.tables import find_root, read_table
+from itemsampling_study.verdicts import (
     VERDICTS,
     Check,
     Claim,
@@ -22,7 +22,7 @@ from itemsampling.studies.verdicts import (
     quote_found,
     source_found,
 )
-from itemsampling.studies.verdicts import adaptive_sampling as va
+from itemsampling_study.verdicts import adaptive_sampling as va
 
 from .conftest import REPO
 from .verdict_helpers import reader, verdict_of
@@ -376,7 +376,7 @@ def test_rows_quote_the_paper_and_name_its_places(committed):
 def test_the_first_rank_posterior_has_the_closed_form_mean(n_items, sample_size):
     """Under a flat prior without replacement P(R | r = 1) ∝ C(N - R, n - 1), and the hockey-stick
     identity gives its moments: E[R | r = 1] = (N + 1) / (n + 1)."""
-    from itemsampling.studies.verdicts.adaptive_sampling import first_rank_posterior
+    from itemsampling_study.verdicts.adaptive_sampling import first_rank_posterior
 
     mean, std, _ = first_rank_posterior(n_items, sample_size, "hypergeometric")
     assert mean == pytest.approx((n_items + 1) / (sample_size + 1), rel=1e-9)
@@ -388,7 +388,7 @@ def test_the_first_rank_posterior_has_the_closed_form_mean(n_items, sample_size)
 
 
 def test_around_turns_outside_ten_percent():
-    from itemsampling.studies.verdicts.adaptive_sampling import _around
+    from itemsampling_study.verdicts.adaptive_sampling import _around
 
     assert _around(99.5, 100) == "reproduced"
     assert _around(111.0, 100) == "not reproduced"

@@ -11,7 +11,7 @@ from scipy.stats import binom
 
 from itemsampling.estimators import estimate_many, rank_distribution
 from itemsampling.simulation import sample_ranks
-from itemsampling.studies import adaptive_sensitivity as sens
+from itemsampling_study import adaptive_sensitivity as sens
 
 CONFIG = {"datasets": {"tiny": ["m1", "m2"]}, "pairs": {"tiny": ["m1"]}, "protocol": "all", "scheme": "binomial",
           "metrics": ["recall", "ndcg"], "max_k": 10, "n0": 10, "n_max": {"tiny": 80},

@@ -5,7 +5,7 @@ Zen: AVX2; SkylakeX: AVX-512; Sandybridge: AVX without FMA; Prescott: SSE3 only)
 workflow, up to its tables, is run once as this machine runs it and once under each kernel (with
 one or two cores, which changes the threads of the training steps). Each run must finish, and
 its tables must reproduce the reference run's within the tolerances of ``make check``
-(:mod:`itemsampling.studies.reproduction`). A kernel that this CPU cannot run (AVX-512 on an AVX2
+(:mod:`itemsampling_study.reproduction`). A kernel that this CPU cannot run (AVX-512 on an AVX2
 machine) or that OpenBLAS maps to this machine's own kernels is skipped with the reason.
 """
 
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from itemsampling.studies.reproduction import compare_tables, read_tree
+from itemsampling_study.reproduction import compare_tables, read_tree
 
 from .conftest import REPO
 

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from itemsampling.studies.reproduction import compare_tables, read_tree
+from itemsampling_study.reproduction import compare_tables, read_tree
 
 from .conftest import REPO
 

@@ -1,5 +1,5 @@
 """Committed means reproduced: every committed table is what its step of the workflow wrote, with
-the parameters of config/config.yaml (itemsampling.studies.records)."""
+the parameters of config/config.yaml (itemsampling_study.records)."""
 
 from __future__ import annotations
 
@@ -10,16 +10,16 @@ import stat
 import pytest
 import yaml
 
-from itemsampling.studies.notebook_defaults import workflow_config
-from itemsampling.studies.records import (
+from itemsampling_study.notebook_defaults import workflow_config
+from itemsampling_study.records import (
     canonical_config,
     check_records,
     read_records,
     record_path,
     write_record,
 )
-from itemsampling.studies.registry import load_study
-from itemsampling.studies.tables import write_table
+from itemsampling_study.registry import load_study
+from itemsampling_study.tables import write_table
 
 from .conftest import REPO
 
@@ -35,7 +35,7 @@ def config():
 
 def _expected(step: str, config) -> tuple[dict, int | None]:
     """The parameters and seed that the workflow passes to ``step``."""
-    if step == "data stats":
+    if step == "study datasets":
         return {"datasets": sorted(config["train"])}, None
     if step == "study verdicts":
         return {"notebooks": {name: spec["study"] for name, spec in sorted(NOTEBOOKS.items())}}, None
@@ -51,7 +51,7 @@ def test_every_committed_table_is_what_its_step_wrote():
 def test_every_step_ran_with_the_configured_parameters(config):
     records = read_records(TABLES)
     steps = {record["step"] for record in records.values()}
-    expected_steps = {"data stats", *(f"study tables --study {spec['study']}" for spec in NOTEBOOKS.values()),
+    expected_steps = {"study datasets", *(f"study tables --study {spec['study']}" for spec in NOTEBOOKS.values()),
                       *(f"study tables --study {study}" for spec in NOTEBOOKS.values() for study in spec.get("studies", {})),
                       "study verdicts"}
     assert {"study tables --study live_evaluation", "study tables --study wmle_readings", "study tables --study mn_users",

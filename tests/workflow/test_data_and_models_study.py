@@ -8,10 +8,10 @@ import pandas as pd
 import pytest
 
 from itemsampling.data import load_dataset
-from itemsampling.rank_tails import held_out_context, in_bottom
-from itemsampling.studies import data_and_models
-from itemsampling.studies.tables import read_model_ranks
-from itemsampling.studies.verdicts import COLUMNS, verdict_table
+from itemsampling_study import data_and_models
+from itemsampling_study.rank_tails import held_out_context, in_bottom
+from itemsampling_study.tables import read_model_ranks
+from itemsampling_study.verdicts import COLUMNS, verdict_table
 
 
 def test_bottom_ranks_without_context_has_one_row_per_ranks_file(tiny_results):
@@ -65,7 +65,7 @@ def test_notebook_00_compares_our_datasets_with_the_papers(tmp_path):
 
 
 def test_the_sinking_note_names_the_model_and_shares_of_the_dataset():
-    from itemsampling.studies.data_and_models import sinking_note
+    from itemsampling_study.data_and_models import sinking_note
 
     rows = []
     for dataset, none_users in (("a", 40), ("b", 2)):

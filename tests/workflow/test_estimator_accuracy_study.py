@@ -11,10 +11,10 @@ import pytest
 
 from itemsampling import estimate, rank_distribution
 from itemsampling.cli import main as cli
-from itemsampling.studies import estimator_accuracy as ea
-from itemsampling.studies.engine import draw_sampled_ranks
-from itemsampling.studies.paper import paper_table
-from itemsampling.studies.tables import chunk_path, read_runs, write_table
+from itemsampling_study import estimator_accuracy as ea
+from itemsampling_study.engine import draw_sampled_ranks
+from itemsampling_study.paper import paper_table
+from itemsampling_study.tables import chunk_path, read_runs, write_table
 
 from .conftest import json_file
 

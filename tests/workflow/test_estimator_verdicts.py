@@ -1,4 +1,4 @@
-"""The verdicts of notebook 04 (itemsampling.studies.verdicts.estimator_accuracy): each rule on the
+"""The verdicts of notebook 04 (itemsampling_study.verdicts.estimator_accuracy): each rule on the
 committed tables, and the verdict turning when a table is changed under it."""
 
 from __future__ import annotations
@@ -9,11 +9,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from itemsampling.studies.paper import paper_table
-from itemsampling.studies.verdicts import VERDICTS, Check, Claim, can_verdict, most_verdict
-from itemsampling.studies.verdicts import estimator_accuracy as v
-from itemsampling.studies.verdicts.estimator_accuracy import common
-from itemsampling.studies.wmle_readings import paper_gaps
+from itemsampling_study.paper import paper_table
+from itemsampling_study.verdicts import VERDICTS, Check, Claim, can_verdict, most_verdict
+from itemsampling_study.verdicts import estimator_accuracy as v
+from itemsampling_study.verdicts.estimator_accuracy import common
+from itemsampling_study.wmle_readings import paper_gaps
 
 from .conftest import REPO
 from .verdict_helpers import reader, verdict_of
@@ -85,7 +85,7 @@ def test_cls_worst_takes_the_share_of_the_papers_own_tables_as_its_threshold():
 
 
 def test_cls_worst_turns_with_the_papers_share(monkeypatch):
-    from itemsampling.studies.verdicts.estimator_accuracy import bias
+    from itemsampling_study.verdicts.estimator_accuracy import bias
 
     def cls_always_worst(datasets):  # the paper's tables with CLS the most biased in every case
         frame = common.paper_bias(datasets)
@@ -289,7 +289,7 @@ def test_mn_scope_check():
 
 def _levels(scale: float) -> pd.DataFrame:
     """metric_levels whose E[SHR@1] is ``scale`` times KDD'20's under its protocol (and the same under the other)."""
-    from itemsampling.studies.estimator_accuracy import li2020kdd_hit_ratios
+    from itemsampling_study.estimator_accuracy import li2020kdd_hit_ratios
 
     hits = li2020kdd_hit_ratios(paper_table("li2020kdd_table3"), paper_table("li2020kdd_table5"))
     hits = hits[hits["dataset"].isin(["ml-1m", "citeulike-a"])]
@@ -478,7 +478,7 @@ def _ml20m_baselines_ahead(paper):
 
 
 def test_table10_consistently_takes_the_threshold_of_the_whole_table(monkeypatch):
-    from itemsampling.studies.verdicts.estimator_accuracy import aaai23
+    from itemsampling_study.verdicts.estimator_accuracy import aaai23
 
     whole = paper_table("li2023aaai_relative_error")
     assert set(whole.loc[whole["paper_dataset"] == "ml-20m", "metric"]) == {"ndcg"}

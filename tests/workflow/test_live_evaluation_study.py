@@ -13,9 +13,9 @@ from itemsampling.cli import main as cli
 from itemsampling.data import load_dataset
 from itemsampling.metrics import global_metrics
 from itemsampling.models.trained import load_trained
-from itemsampling.studies import live_evaluation as le
-from itemsampling.studies.engine import derive_seed
-from itemsampling.studies.tables import read_model_ranks
+from itemsampling_study import live_evaluation as le
+from itemsampling_study.engine import derive_seed
+from itemsampling_study.tables import read_model_ranks
 
 from .conftest import json_file
 

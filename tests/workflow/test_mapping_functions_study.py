@@ -9,10 +9,10 @@ import pytest
 from itemsampling.cli import main as cli
 from itemsampling.mappings import fit_beta, mapping
 from itemsampling.simulation import expected_sampled_rank_pmf, sample_ranks
-from itemsampling.studies import mapping_functions as mf
-from itemsampling.studies.engine import derive_seed
-from itemsampling.studies.paper import PAPER_DATASETS, paper_table
-from itemsampling.studies.tables import read_model_ranks
+from itemsampling_study import mapping_functions as mf
+from itemsampling_study.engine import derive_seed
+from itemsampling_study.paper import PAPER_DATASETS, paper_table
+from itemsampling_study.tables import read_model_ranks
 
 from .conftest import json_file
 

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from itemsampling.studies.paper import PAPER_DATASETS, paper_table
+from itemsampling_study.paper import PAPER_DATASETS, paper_table
 
 from .verdict_helpers import reader, verdict_of
 
@@ -14,7 +14,7 @@ NOTEBOOK = "03_mapping_functions"
 
 
 def _rows(**override):
-    from itemsampling.studies.verdicts import mapping_functions
+    from itemsampling_study.verdicts import mapping_functions
 
     return mapping_functions.claims(reader(NOTEBOOK, **override))
 
@@ -26,7 +26,7 @@ def _row(rows, start):
 
 
 def test_the_setup_of_each_table_is_read_off_the_papers_tables():
-    from itemsampling.studies.verdicts.mapping_functions import (
+    from itemsampling_study.verdicts.mapping_functions import (
         error_spread,
         hit_ratio_spread,
         paper_protocols,

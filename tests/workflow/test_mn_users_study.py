@@ -1,4 +1,4 @@
-"""MN's M with per-user candidates: itemsampling.studies.mn_users."""
+"""MN's M with per-user candidates: itemsampling_study.mn_users."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from itemsampling.studies import mn_users as mnu
+from itemsampling_study import mn_users as mnu
 
 CONFIG = {"repeats": 3, "sample_size": 20, "datasets": ["tiny"], "protocol": "unseen", "n_item_groups": [1, 4],
           "estimators": ["mle", "mn_mle", "mn_mle_total"], "k": 5, "max_k": 10, "models": {"A": "m1", "B": "m2"}}

@@ -10,7 +10,7 @@ import shutil
 import pytest
 import yaml
 
-from itemsampling.studies.notebook_defaults import (
+from itemsampling_study.notebook_defaults import (
     WIDTH,
     notebook_defaults,
     parameters_cell,
@@ -34,7 +34,7 @@ def _script():
 def test_every_notebook_defaults_to_the_parameters_the_workflow_passes():
     script = _script()
     config = script.configured()
-    from itemsampling.studies.registry import notebook_parameters
+    from itemsampling_study.registry import notebook_parameters
 
     for name, spec in NOTEBOOKS.items():
         passed = notebook_parameters(spec["study"], config, ".")

@@ -12,7 +12,7 @@ import sys
 import nbformat
 import pytest
 
-from itemsampling.studies.notebook_execution import (
+from itemsampling_study.notebook_execution import (
     INJECTED_CELL_ID,
     execute_notebook,
     tidy_executed_notebook,

@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from itemsampling.popularity_profiles import write_profile
-from itemsampling.studies import (
+from itemsampling_study import (
     adaptive_sensitivity,
     live_evaluation,
     mn_users,
@@ -21,9 +21,9 @@ from itemsampling.studies import (
     ratio_protocols,
     wmle_readings,
 )
-from itemsampling.studies.registry import load_study
-from itemsampling.studies.tables import find_root, read_table, write_table
-from itemsampling.studies.verdicts import CHECKS_PATH, VERDICTS_PATH, verdict_tables
+from itemsampling_study.registry import load_study
+from itemsampling_study.tables import find_root, read_table, write_table
+from itemsampling_study.verdicts import CHECKS_PATH, VERDICTS_PATH, verdict_tables
 
 from .protocol_helpers import tiny_profile, tiny_ratio_ranks
 
@@ -89,7 +89,7 @@ def test_notebook_runs_on_tiny_tables_and_shows_every_figure(name, tiny_results,
         for table, frame in made.items():
             write_table(frame, tiny_results / "results" / "tables" / name / f"{table}.csv")
     assert all((tiny_results / "results" / "tables" / name / f"{table}.csv").is_file() for table in spec.get("inputs", []))
-    if importlib.util.find_spec(f"itemsampling.studies.verdicts.{spec['study']}"):  # the notebook ends with its verdicts
+    if importlib.util.find_spec(f"itemsampling_study.verdicts.{spec['study']}"):  # the notebook ends with its verdicts
         verdicts, checks = verdict_tables({name: spec["study"]}, tiny_results)
         write_table(verdicts, tiny_results / VERDICTS_PATH)
         write_table(checks, tiny_results / CHECKS_PATH)

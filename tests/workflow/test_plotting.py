@@ -11,7 +11,7 @@ import hashlib
 import pandas as pd
 import pytest
 
-from itemsampling import plotting
+from itemsampling_study import plotting
 
 
 def _figure():
@@ -35,7 +35,7 @@ def test_save_figure_writes_deterministic_pdf_with_metadata(tmp_path):
 def test_a_figure_names_the_tables_it_was_drawn_from(tmp_path):
     from PIL import Image
 
-    from itemsampling.studies.tables import read_table, write_table
+    from itemsampling_study.tables import read_table, write_table
 
     write_table(pd.DataFrame({"k": [1], "x": [0.5]}), tmp_path / "results" / "tables" / "nb" / "t.csv")
     read_table("nb", "t", tmp_path)

@@ -10,9 +10,9 @@ import pytest
 
 from itemsampling.kernels import KernelCache
 from itemsampling.popularity_profiles import popularity_sampled_ranks, write_profile
-from itemsampling.studies import popularity_protocols as pp
-from itemsampling.studies.engine import derive_seed, draw_sampled_ranks
-from itemsampling.studies.tables import table_path, write_table
+from itemsampling_study import popularity_protocols as pp
+from itemsampling_study.engine import derive_seed, draw_sampled_ranks
+from itemsampling_study.tables import table_path, write_table
 
 from .protocol_helpers import CLASS_SIZES, tiny_profile
 

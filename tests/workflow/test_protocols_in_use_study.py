@@ -11,10 +11,10 @@ import pytest
 import itemsampling as its
 from itemsampling.compare import compare, paired_difference
 from itemsampling.runs import Run
-from itemsampling.studies import model_pairs as mp
-from itemsampling.studies import protocols_in_use as piu
-from itemsampling.studies.engine import draw_sampled_ranks
-from itemsampling.studies.tables import write_table
+from itemsampling_study import model_pairs as mp
+from itemsampling_study import protocols_in_use as piu
+from itemsampling_study.engine import draw_sampled_ranks
+from itemsampling_study.tables import write_table
 
 CONFIG = {"datasets": ["tiny"], "models": ["m1", "m2", "m3"], "protocol": "unseen", "n_item_groups": 2,
           "metrics": ["recall", "ndcg"], "ks": [1, 5], "level": 0.9,

@@ -8,8 +8,8 @@ import pandas as pd
 import pytest
 
 from itemsampling.multi_positive import multi_positive_metrics
-from itemsampling.studies import ratio_protocols as rp
-from itemsampling.studies.tables import write_table
+from itemsampling_study import ratio_protocols as rp
+from itemsampling_study.tables import write_table
 
 from .protocol_helpers import tiny_ratio_ranks
 

@@ -13,10 +13,10 @@ from itemsampling.data import load_dataset
 from itemsampling.metrics import global_metrics
 from itemsampling.models.registry import make_model
 from itemsampling.ranks import global_ranks
-from itemsampling.studies import readings as rd
-from itemsampling.studies import sampled_metrics as sm
-from itemsampling.studies.paper import paper_table
-from itemsampling.studies.tables import train_record_path
+from itemsampling_study import readings as rd
+from itemsampling_study import sampled_metrics as sm
+from itemsampling_study.paper import paper_table
+from itemsampling_study.tables import train_record_path
 
 from .conftest import REPO
 

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from itemsampling.studies.refits import MIN_RANK_CORRELATION, check_record, compare_refit_ranks
+from itemsampling_study.refits import MIN_RANK_CORRELATION, check_record, compare_refit_ranks
 
 
 @pytest.fixture

@@ -14,14 +14,14 @@ import pytest
 import yaml
 
 from itemsampling.provenance import machine_record, reproduction_key
-from itemsampling.studies.reproduction import (
+from itemsampling_study.reproduction import (
     TOLERANCES,
     check_reproduction,
     compare_table,
     compare_tables,
     table_class,
 )
-from itemsampling.studies.tables import write_table
+from itemsampling_study.tables import write_table
 
 from .conftest import REPO
 

@@ -9,10 +9,10 @@ import pytest
 from itemsampling import estimate
 from itemsampling.cli import main as cli
 from itemsampling.simulation import expected_sampled_metric, sample_ranks
-from itemsampling.studies import sampled_metrics as sm
-from itemsampling.studies.engine import derive_seed
-from itemsampling.studies.paper import paper_table
-from itemsampling.studies.tables import write_table
+from itemsampling_study import sampled_metrics as sm
+from itemsampling_study.engine import derive_seed
+from itemsampling_study.paper import paper_table
+from itemsampling_study.tables import write_table
 
 from .conftest import REPO, json_file
 
@@ -192,7 +192,7 @@ def test_predicted_agreement_is_phi_of_the_gap_over_the_spread():
 
 
 def test_the_readings_tables_hold_the_main_runs_under_the_default_reading():
-    from itemsampling.studies.tables import read_table
+    from itemsampling_study.tables import read_table
 
     def table(name):
         return read_table("01_sampled_metrics", name, REPO)

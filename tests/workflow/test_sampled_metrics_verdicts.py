@@ -13,7 +13,7 @@ CLOSEST = ("history_l1_self_extra", "random")
 
 
 def _claims(**override):
-    from itemsampling.studies.verdicts import sampled_metrics
+    from itemsampling_study.verdicts import sampled_metrics
 
     return sampled_metrics.claims(reader(NOTEBOOK, **override))
 
@@ -72,7 +72,7 @@ def _z_scores_few_0(sensitivity):
 
 def _z_as_the_paper(table3):
     """Z's exact metrics under the printed reading set to the paper's Table 3."""
-    from itemsampling.studies.paper import paper_table
+    from itemsampling_study.paper import paper_table
 
     paper = paper_table("krichene2020kdd_table3").query("method == 'exact' and recommender == 'Z'")
     exact = paper.set_index("metric")["paper_percent"] / 100
@@ -123,7 +123,7 @@ def _no_bias_at_1000(fig3):
 
 
 def _pairs_as_the_paper(pairs):
-    from itemsampling.studies.paper import paper_table
+    from itemsampling_study.paper import paper_table
 
     keys = ["metric", "method", "recommender_a", "recommender_b"]
     paper = paper_table("krichene2020kdd_table4").set_index(keys)["paper_agree"]
@@ -168,7 +168,7 @@ def _rank_estimate_as_biased(table3):
 
 def _y_and_z_biased_as_the_paper(table3):
     """Under the closest reading, every mean of Y and Z biased exactly as in the paper's Table 3."""
-    from itemsampling.studies.paper import paper_table
+    from itemsampling_study.paper import paper_table
 
     paper = paper_table("krichene2020kdd_table3").pivot(index=["metric", "recommender"], columns="method",
                                                         values="paper_percent")
@@ -182,7 +182,7 @@ def _y_and_z_biased_as_the_paper(table3):
 def _biased_off_the_paper(table3, labels, ratio, at=None):
     """The means of ``labels`` (under ``at``, a reading and tie rule, where the table has several)
     biased as in the paper's Table 3 plus ``ratio`` times the cell's printed ± + 0.01 pp."""
-    from itemsampling.studies.paper import paper_table
+    from itemsampling_study.paper import paper_table
 
     paper = paper_table("krichene2020kdd_table3")
     exact = paper[paper["method"] == "exact"].set_index(["metric", "recommender"])["paper_percent"]
@@ -356,7 +356,7 @@ def test_a_gap_of_one_user_is_decided_and_less_is_too_close_to_call():
     """The tie rule: an exact gap below one user's weight is too close to call, a gap of exactly
     one user's held-out item (Y and Z's exact Recall@10 on ml-1m) is decided, whatever the tables'
     rounding does to it."""
-    from itemsampling.studies.verdicts.sampled_metrics import EXACT, _too_close
+    from itemsampling_study.verdicts.sampled_metrics import EXACT, _too_close
 
     users = 6040
     assert _too_close(0.0, users) and _too_close(0.999 / users, users)

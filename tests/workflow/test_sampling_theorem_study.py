@@ -12,8 +12,8 @@ from itemsampling.cli import main as cli
 from itemsampling.hit_ratio import hit_ratio_curve, hoeffding_radius, sampled_hit_ratio_moments
 from itemsampling.mappings import mapping
 from itemsampling.simulation import sample_ranks
-from itemsampling.studies import sampling_theorem as st
-from itemsampling.studies.engine import derive_seed
+from itemsampling_study import sampling_theorem as st
+from itemsampling_study.engine import derive_seed
 
 from .conftest import json_file
 

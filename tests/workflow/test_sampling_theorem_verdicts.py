@@ -10,7 +10,7 @@ NOTEBOOK = "02_sampling_theorem"
 
 
 def _rows(**override):
-    from itemsampling.studies.verdicts import sampling_theorem
+    from itemsampling_study.verdicts import sampling_theorem
 
     return sampling_theorem.claims(reader(NOTEBOOK, **override))
 
@@ -98,7 +98,7 @@ def test_hoeffding_example_fails_when_draws_exceed_the_bound():
 
 
 def test_table5_comparison_is_our_check_not_a_claim():
-    from itemsampling.studies.verdicts import Check
+    from itemsampling_study.verdicts import Check
 
     checks = [row for row in _rows() if isinstance(row, Check)]
     assert [row.source for row in checks] == ["Table 5"]

@@ -14,9 +14,9 @@ import pandas as pd
 import pytest
 import yaml
 
-from itemsampling.studies.notebook_defaults import workflow_config
-from itemsampling.studies.records import canonical_config
-from itemsampling.studies.registry import load_study
+from itemsampling_study.notebook_defaults import workflow_config
+from itemsampling_study.records import canonical_config
+from itemsampling_study.registry import load_study
 
 REPO = __import__("pathlib").Path(__file__).resolve().parents[2]
 NOTEBOOKS = yaml.safe_load((REPO / "workflow" / "notebooks.yaml").read_text())

@@ -1,4 +1,4 @@
-"""Every study the workflow runs keeps the contract of :mod:`itemsampling.studies.contract`, and a
+"""Every study the workflow runs keeps the contract of :mod:`itemsampling_study.contract`, and a
 module that does not is refused with the names of what it lacks."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import types
 import pytest
 import yaml
 
-from itemsampling.studies.contract import (
+from itemsampling_study.contract import (
     CategoricalRunsStudy,
     ChunkedStudy,
     SizedStudy,
@@ -17,9 +17,9 @@ from itemsampling.studies.contract import (
     check_study,
     members,
 )
-from itemsampling.studies.notebook_defaults import workflow_config
-from itemsampling.studies.records import read_records
-from itemsampling.studies.registry import load_study
+from itemsampling_study.notebook_defaults import workflow_config
+from itemsampling_study.records import read_records
+from itemsampling_study.registry import load_study
 
 from .conftest import REPO
 
@@ -61,11 +61,11 @@ def test_every_study_keeps_the_contract(name, config):
 
 
 def test_a_module_that_is_not_a_study_is_refused_by_name(monkeypatch):
-    module = types.ModuleType("itemsampling.studies.not_a_study")
+    module = types.ModuleType("itemsampling_study.not_a_study")
     module.study_config = lambda config: {}
     module.chunks = ["not", "a", "function"]
     monkeypatch.setitem(sys.modules, module.__name__, module)
-    with pytest.raises(ValueError, match=r"not_a_study is not a Study \(itemsampling.studies.contract\): "
+    with pytest.raises(ValueError, match=r"not_a_study is not a Study \(itemsampling_study.contract\): "
                                          r"it lacks chunks, inputs, study_tables$"):
         load_study("not_a_study")
 

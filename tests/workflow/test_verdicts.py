@@ -15,8 +15,8 @@ import pytest
 import yaml
 from docutils.core import publish_parts
 
-import itemsampling.studies.verdicts as verdicts
-from itemsampling.studies.paper import (
+import itemsampling_study.verdicts as verdicts
+from itemsampling_study.paper import (
     PAPER_DATASETS,
     PAPER_TABLES,
     SAME_DATA,
@@ -24,7 +24,7 @@ from itemsampling.studies.paper import (
     paper_table,
     stand_ins,
 )
-from itemsampling.studies.verdicts import (
+from itemsampling_study.verdicts import (
     COLUMNS,
     VERDICTS,
     Check,
@@ -132,8 +132,8 @@ def test_same_data_are_stand_ins():
 
 
 def test_kdd20_table7_compares_every_mapping_including_beta_p():
-    from itemsampling.studies.mapping_functions import with_paper
-    from itemsampling.studies.tables import read_table
+    from itemsampling_study.mapping_functions import with_paper
+    from itemsampling_study.tables import read_table
 
     errors = read_table("03_mapping_functions", "mapping_errors", REPO)
     merged = with_paper(errors, "li2020kdd_table7", ["paper_dataset", "model", "mapping", "error"])
@@ -151,12 +151,12 @@ def _claims_sources() -> str:
 def test_every_paper_table_is_compared_by_a_verdict(name):
     """Each paper CSV is read by some notebook's claims, whose joins fail loudly on a lost row
     (building the committed verdict table below runs them all)."""
-    assert name in _claims_sources(), f"no claims module of itemsampling.studies.verdicts compares {name}"
+    assert name in _claims_sources(), f"no claims module of itemsampling_study.verdicts compares {name}"
 
 
 def test_every_notebook_has_a_claims_module():
     for study in STUDIES.values():
-        assert callable(importlib.import_module(f"itemsampling.studies.verdicts.{study}").claims)
+        assert callable(importlib.import_module(f"itemsampling_study.verdicts.{study}").claims)
 
 
 def test_the_committed_verdicts_and_checks_are_what_the_committed_tables_give():
@@ -253,7 +253,7 @@ def test_the_front_page_shows_the_verdicts_without_rst_errors():
 
 
 def test_the_notebook_table_is_the_same_on_every_run():
-    from itemsampling.studies.verdicts import verdicts_html
+    from itemsampling_study.verdicts import verdicts_html
 
     frame = read_verdicts(REPO).head(3).drop(columns="notebook")
     first, second = verdicts_html(frame), verdicts_html(frame)

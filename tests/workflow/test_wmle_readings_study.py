@@ -1,4 +1,4 @@
-"""The readings of WMLE (AAAI'21 eq. 22-23): itemsampling.studies.wmle_readings."""
+"""The readings of WMLE (AAAI'21 eq. 22-23): itemsampling_study.wmle_readings."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from itemsampling.estimators import Estimator, estimate_many
 from itemsampling.kernels import rank_kernel
 from itemsampling.metrics import rank_weight
 from itemsampling.simulation import sample_ranks
-from itemsampling.studies import wmle_readings as wr
+from itemsampling_study import wmle_readings as wr
 
 N, n = 300, 20
 TARGETS = [("recall", 5), ("ndcg", 5), ("ap", 5)]

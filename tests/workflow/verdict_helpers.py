@@ -9,7 +9,7 @@ from .conftest import REPO
 def reader(notebook: str, **override):
     """A ``table(name)`` over the committed tables of ``notebook``, with some tables replaced by
     functions of the committed ones."""
-    from itemsampling.studies.tables import read_table
+    from itemsampling_study.tables import read_table
 
     def table(name):
         frame = read_table(notebook, name, REPO)

@@ -13,14 +13,14 @@ import yaml
 
 import pandas as pd
 
-from itemsampling.studies.registry import load_study, notebook_parameters as study_notebook_parameters
+from itemsampling_study.registry import load_study, notebook_parameters as study_notebook_parameters
 from itemsampling.data import default_registry
 from itemsampling.models.registry import check_hyperparameters
 from itemsampling.ranks import PROTOCOLS
-from itemsampling.studies.contract import check_sample_sizes as check_study_sample_sizes
-from itemsampling.studies.records import canonical_config, record_path
-from itemsampling.studies.tables import chunk_path, ranks_path, table_path
-from itemsampling.studies.verdicts import CHECKS_PATH, VERDICTS_PATH, read_verdicts, report_summary
+from itemsampling_study.contract import check_sample_sizes as check_study_sample_sizes
+from itemsampling_study.records import canonical_config, record_path
+from itemsampling_study.tables import chunk_path, ranks_path, table_path
+from itemsampling_study.verdicts import CHECKS_PATH, VERDICTS_PATH, read_verdicts, report_summary
 
 #: the repository root (where the Snakefile lives); sources are read from here, outputs are
 #: written relative to the working directory (the same folder unless --directory is given)
@@ -30,7 +30,7 @@ NOTEBOOKS = yaml.safe_load((ROOT / "workflow" / "notebooks.yaml").read_text())
 
 
 #: the step that writes a study's tables (`itemsampling study tables`): the study (module of
-#: itemsampling.studies), the notebook whose folder, results/tables/<notebook>/, holds its tables,
+#: itemsampling_study), the notebook whose folder, results/tables/<notebook>/, holds its tables,
 #: their names and the name of its rule
 StudyStep = collections.namedtuple("StudyStep", ["study", "notebook", "tables", "rule"])
 
@@ -59,8 +59,9 @@ os.environ.update(PATH=os.pathsep.join([str(Path(sys.executable).parent), os.env
 BLAS_THREADS = "env OMP_NUM_THREADS={threads} OPENBLAS_NUM_THREADS={threads} MKL_NUM_THREADS={threads} "
 
 _PACKAGE_DIR = ROOT / "src" / "itemsampling"
-#: the whole package: a study or a notebook reruns when any of it changes
-PACKAGE = sorted(str(p) for p in _PACKAGE_DIR.rglob("*") if p.suffix in (".py", ".csv"))
+#: both packages, the estimators and the compendium: a study or a notebook reruns when any of them changes
+PACKAGE = sorted(str(p) for package in (_PACKAGE_DIR, ROOT / "src" / "itemsampling_study")
+                 for p in package.rglob("*") if p.suffix in (".py", ".csv"))
 #: the one input that stands for PACKAGE in the study and notebook rules (rule package_source
 #: writes the SHA-256 of every file): Snakemake checks every input of every waiting job each
 #: time it schedules, and with the whole package as an input of each of the 125 chunks of
@@ -74,8 +75,8 @@ VERDICTS = VERDICTS_PATH.as_posix()
 CHECKS_TABLE = CHECKS_PATH.as_posix()
 #: the code that determines the global ranks (data, models, ranking, the train command)
 RANKS_CODE = sorted(
-    str(p) for p in PACKAGE
-    if Path(p).relative_to(_PACKAGE_DIR).parts[0] in ("data", "models", "ranks.py", "candidate_sampling.py",
+    str(p) for p in PACKAGE if Path(p).is_relative_to(_PACKAGE_DIR)
+    and Path(p).relative_to(_PACKAGE_DIR).parts[0] in ("data", "models", "ranks.py", "candidate_sampling.py",
                                                       "_validation.py")
     or p.endswith(os.path.join("commands", "train.py"))
 )
@@ -169,14 +170,14 @@ def smallest_candidates(dataset, protocol):
 def check_sample_sizes(name, studied, study_cfg):
     """Every sample size of a study fits the candidates of its ranks (1 <= n <= min N_u), checked
     against the ranks already there, so that a dry run rejects what the run would reject
-    (:func:`itemsampling.studies.contract.check_sample_sizes`; ``name`` names the study in the message).
+    (:func:`itemsampling_study.contract.check_sample_sizes`; ``name`` names the study in the message).
     Called by the input functions of the steps that read the ranks, when Snakemake plans the jobs:
     parsing the workflow (--list-rules, --lint) reads no ranks."""
     check_study_sample_sizes(name, studied, study_cfg, smallest_candidates)
 
 
 def study(notebook):
-    """The study module (itemsampling.studies.<study>) of a notebook."""
+    """The study module (itemsampling_study.<study>) of a notebook."""
     return load_study(NOTEBOOKS[notebook]["study"])
 
 
@@ -285,7 +286,7 @@ def table(notebook, name):
 
 
 def record(notebook, step):
-    """The record of the step that writes tables into a notebook's folder (itemsampling.studies.records)."""
+    """The record of the step that writes tables into a notebook's folder (itemsampling_study.records)."""
     return str(record_path(Path("results", "tables", notebook), step))
 
 

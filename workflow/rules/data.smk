@@ -27,4 +27,4 @@ rule dataset_summary:
     params:
         datasets=" ".join(f"--dataset {d}" for d in DATASETS),
     shell:
-        "itemsampling data stats {params.datasets} --output {output.table} > {log} 2>&1"
+        "itemsampling study datasets {params.datasets} --output {output.table} > {log} 2>&1"

@@ -74,7 +74,7 @@ rule study_chunk:
 # The tables of every study (STUDY_STEPS), one rule each: a notebook's own study (rule
 # tables_<notebook>) from its chunks, and the further studies the notebook reads from the committed
 # ranks alone (each rule named after its study: notebook 04's checks wmle_readings and mn_users,
-# notebook 06's live_evaluation and adaptive_sensitivity; see their modules in itemsampling.studies).
+# notebook 06's live_evaluation and adaptive_sensitivity; see their modules in itemsampling_study).
 # A study without chunks waits for no other job, so its priority starts it before the chunks: the
 # longest of them, adaptive_sensitivity (about 5 minutes), would otherwise run alone at the end.
 # Every job holds one core: live_evaluation's refits raise BLAS to fit_threads threads inside the
@@ -112,7 +112,7 @@ for _step in STUDY_STEPS.values():
 
 
 # One verdict per claim of the papers that a notebook tests, computed from every notebook's tables
-# (itemsampling.studies.verdicts); each notebook ends with its rows, the report's front page and the
+# (itemsampling_study.verdicts); each notebook ends with its rows, the report's front page and the
 # README show them all.
 rule verdicts:
     input:

@@ -3,7 +3,7 @@
 Reads the committed tables and results/provenance.json from git (REV, default HEAD) and the
 rerun's from the work tree, then compares byte for byte on a machine like the one that made the
 committed results and within each table's tolerance elsewhere
-(itemsampling.studies.reproduction). Exit status 0 when reproduced, 1 when not.
+(itemsampling_study.reproduction). Exit status 0 when reproduced, 1 when not.
 
     python workflow/scripts/check_reproduction.py [--rev HEAD] [--mode auto|bytes|tolerance]
 """
@@ -16,7 +16,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from itemsampling.studies.reproduction import check_reproduction, read_tree
+from itemsampling_study.reproduction import check_reproduction, read_tree
 
 TABLES = "results/tables"
 PROVENANCE = "results/provenance.json"

@@ -2,7 +2,7 @@
 
 A notebook opened in JupyterLab runs with the defaults of its parameters cell; the workflow runs
 it with the parameters of its study. This script keeps the two the same
-(itemsampling.studies.notebook_defaults). Exit status 1 when a cell differs and --write is not
+(itemsampling_study.notebook_defaults). Exit status 1 when a cell differs and --write is not
 given.
 
     python workflow/scripts/notebook_defaults.py [--write]
@@ -16,14 +16,14 @@ from pathlib import Path
 
 import yaml
 
-from itemsampling.studies.notebook_defaults import (
+from itemsampling_study.notebook_defaults import (
     notebook_defaults,
     parameters_cell,
     parameters_source,
     workflow_config,
     write_parameters_cell,
 )
-from itemsampling.studies.registry import load_study
+from itemsampling_study.registry import load_study
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -1,7 +1,7 @@
 """Check or rewrite the README's section "What reproduces and what does not" from the verdict table.
 
 The section between the markers ``<!-- verdicts:start -->`` and ``<!-- verdicts:end -->`` is
-:func:`itemsampling.studies.verdicts.summary_markdown` of ``results/tables/verdicts.csv`` and
+:func:`itemsampling_study.verdicts.summary_markdown` of ``results/tables/verdicts.csv`` and
 ``checks.csv`` (rule ``verdicts``), so the README says what the committed table says. ``make reproduce``
 rewrites it after the study. Exit status 1 when it differs and --write is not given.
 
@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 from itemsampling._files import atomic_text_file
-from itemsampling.studies.verdicts import read_checks, read_verdicts, summary_markdown
+from itemsampling_study.verdicts import read_checks, read_verdicts, summary_markdown
 
 REPO = Path(__file__).resolve().parents[2]
 START, END = "<!-- verdicts:start -->", "<!-- verdicts:end -->"

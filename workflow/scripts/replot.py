@@ -18,10 +18,10 @@ from pathlib import Path
 
 import yaml
 
-from itemsampling.studies.notebook_defaults import workflow_config
-from itemsampling.studies.notebook_execution import execute_notebook
-from itemsampling.studies.registry import notebook_parameters
-from itemsampling.studies.tables import table_path
+from itemsampling_study.notebook_defaults import workflow_config
+from itemsampling_study.notebook_execution import execute_notebook
+from itemsampling_study.registry import notebook_parameters
+from itemsampling_study.tables import table_path
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -3,8 +3,6 @@
 ``itemsampling data stats [--dataset NAME ...] [--output FILE] [--download]``
     Load datasets and print (or write as CSV) interactions, users, items and density.
     Without ``--dataset``: every registered dataset whose files are all available locally.
-    With ``--output``, the step's record ``<FILE stem>.record.json`` is written beside it
-    (:mod:`itemsampling.studies.records`).
 ``itemsampling data verify [--dataset NAME ...] [--download]``
     Check that every registry file is present with the right checksum and say where each
     was found (``repository`` = data/raw, ``mirror`` = $ITEMSAMPLING_DATA, ``download``).
@@ -21,11 +19,10 @@ import pandas as pd
 from ..data.loaders import load_dataset
 from ..data.registry import ChecksumError, Registry, default_registry
 from ..data.summary import dataset_summary
-from ..studies.records import record_path, write_record
-from ..studies.tables import write_table
+from .._files import atomic_text_file
 from ._common import check_output_file, plain_text
 
-__all__ = ["available_datasets", "register", "verify_registry"]
+__all__ = ["available_datasets", "dataset_table", "register", "verify_registry"]
 
 
 def register(subparsers) -> None:
@@ -83,23 +80,32 @@ def verify_registry(registry: Registry, names=None, *, download: bool = False) -
     return pd.DataFrame(rows, columns=["dataset", "role", "file", "optional", "status", "where", "path", "detail"])
 
 
-def _stats(args) -> int:
-    if args.output:
-        check_output_file(args.output)
+def dataset_table(names: list[str] | None = None, *, download: bool = False) -> tuple[pd.DataFrame, list[str]]:
+    """Interactions, users, items and density of the named datasets (default: those available).
+
+    Every file of every dataset is located (or fetched) before any is parsed, so a missing or
+    corrupt file fails before anything is loaded. Returns the table and the names it covers.
+    """
     registry = default_registry()
-    names = args.dataset or available_datasets(registry)
+    names = list(names) if names else available_datasets(registry)
     for name in names:
         registry.dataset(name)  # unknown names fail before anything is loaded
     if not names:
         raise FileNotFoundError("no dataset has its files available; run 'itemsampling data verify' to see why")
-    for name in names:  # every file present (or fetched) before any parsing
+    for name in names:
         if registry.dataset(name).files:
-            registry.resolve(name, download=args.download)
-    table = dataset_summary([load_dataset(name, registry=registry, download=args.download) for name in names])
+            registry.resolve(name, download=download)
+    table = dataset_summary([load_dataset(name, registry=registry, download=download) for name in names])
+    return table, names
+
+
+def _stats(args) -> int:
     if args.output:
-        written = write_table(table, args.output)
-        write_record(record_path(written.parent, written.stem), step="data stats", config={"datasets": names},
-                     seed=None, tables=[written])
+        check_output_file(args.output)
+    table, _ = dataset_table(args.dataset, download=args.download)
+    if args.output:
+        with atomic_text_file(args.output) as fh:
+            table.to_csv(fh, index=False, lineterminator="\n")
         print(f"wrote {len(table)} dataset(s) to {args.output}")
     else:
         with pd.option_context("display.width", 200, "display.max_colwidth", 60):

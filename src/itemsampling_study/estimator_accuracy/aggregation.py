@@ -9,12 +9,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ...estimators import RANK_DISTRIBUTION_METHODS
-from ...experiments import relative_error, winner_counts
-from ...intervals import interval_coverage
-from ...metrics import global_metrics
-from ...ranks import PROTOCOLS
-from ...simulation import expected_sampled_metric
+from itemsampling.estimators import RANK_DISTRIBUTION_METHODS
+from itemsampling.intervals import interval_coverage
+from itemsampling.metrics import global_metrics
+from itemsampling.ranks import PROTOCOLS
+from itemsampling.simulation import expected_sampled_metric
+
+from ..experiments import relative_error, winner_counts
 from ..tables import read_model_ranks
 from .parts import METRICS, estimator, parts
 
@@ -78,7 +79,7 @@ def true_winners(runs: pd.DataFrame, ks: Iterable[int]) -> pd.DataFrame:
 
 def winners(runs: pd.DataFrame, ks: Iterable[int]) -> pd.DataFrame:
     """How often each estimator picks the true winner among the models (AAAI'21 Table 4; AAAI'23
-    Table 8): :func:`~itemsampling.experiments.winner_counts` at every K of ``ks``.
+    Table 8): :func:`~itemsampling_study.experiments.winner_counts` at every K of ``ks``.
 
     Returns
     -------
@@ -99,7 +100,7 @@ def relative_errors(runs: pd.DataFrame, max_k: int, rows=None) -> pd.DataFrame:
     deviation (ddof = 1) over the repeats (AAAI'23 §5, Tables 1, 6, 9, 10; as fractions).
 
     (1/|K|) Σ_K |estimate@K − exact@K| / exact@K per repeat
-    (:func:`~itemsampling.experiments.relative_error`). A cut-off whose exact value is 0 has no
+    (:func:`~itemsampling_study.experiments.relative_error`). A cut-off whose exact value is 0 has no
     relative error and is left out of the average (the AAAI'23 code counts it as 0); with real
     data and K >= 1 this does not happen. ``rows`` (a boolean mask) restricts the runs used.
 
@@ -272,7 +273,7 @@ def chunk_times(runs: pd.DataFrame) -> pd.DataFrame:
 
 def study_tables(config: Mapping, seed: int, runs: pd.DataFrame, root: str | Path = ".") -> dict[str, pd.DataFrame]:
     """Every table of notebook 04 from the runs of all chunks (listed in
-    :mod:`itemsampling.studies.estimator_accuracy`).
+    :mod:`itemsampling_study.estimator_accuracy`).
 
     Parameters
     ----------

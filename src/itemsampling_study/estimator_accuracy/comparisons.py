@@ -1,6 +1,6 @@
 """Notebook 04's tables held against the papers': our numbers next to theirs, per dataset,
 estimator and n, as the notebook shows them and the verdicts read them (tables of
-:mod:`itemsampling.studies.paper`, joined with :func:`~itemsampling.studies.paper.paper_merge`)."""
+:mod:`itemsampling_study.paper`, joined with :func:`~itemsampling_study.paper.paper_merge`)."""
 
 from __future__ import annotations
 
@@ -71,7 +71,7 @@ def min_sampled_hit_ratio(recall_at_k, k, n_items, sample_size):
 def level_comparison(levels: pd.DataFrame, paper_at_k: pd.DataFrame, paper_hit_ratios: pd.DataFrame) -> pd.DataFrame:
     """Can the paper's exact Recall@K come from global ranks like ours?
 
-    For every (dataset, model) of :data:`~itemsampling.studies.paper.SAME_DATA` with an exact
+    For every (dataset, model) of :data:`~itemsampling_study.paper.SAME_DATA` with an exact
     Recall@K in the paper (``jin2021aaai_metrics_at_10``, protocol ``all``): our exact Recall@K and E[SHR@1] under both
     protocols (``levels`` of :func:`metric_levels`), the paper's exact Recall@K, the smallest E[SHR@1] that any ranks with
     that Recall@K over our N items give (:func:`min_sampled_hit_ratio`), and a sampled hit ratio

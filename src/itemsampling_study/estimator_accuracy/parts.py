@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from ...estimators import Estimator
-from ...ranks import PROTOCOLS
+from itemsampling.estimators import Estimator
+from itemsampling.ranks import PROTOCOLS
+
 from ..tables import ranks_path
 
 __all__ = ["CODE_MES", "METRICS", "PRIOR_ESTIMATORS", "chunks", "estimator", "inputs", "parts", "sample_sizes",
@@ -57,11 +58,11 @@ def _part(role: str, protocol: str, scheme: str, n: int, names: Sequence[str], n
 
 
 def parts(config: Mapping) -> dict[str, dict]:
-    """Every part of the study (see :mod:`itemsampling.studies.estimator_accuracy`), by name.
+    """Every part of the study (see :mod:`itemsampling_study.estimator_accuracy`), by name.
 
     Each part has a ``role`` (``paper``, ``pooled``, ``per_user``, ``common``, ``scheme`` or
     ``interval``), a ``protocol``, a ``scheme`` (a key of
-    :data:`~itemsampling.studies.engine.STUDY_SCHEMES`), one ``sample_size``, its ``estimators`` (names
+    :data:`~itemsampling_study.engine.STUDY_SCHEMES`), one ``sample_size``, its ``estimators`` (names
     of :func:`estimator`), ``n_item_groups`` and the ``datasets`` it runs on (every model of
     ``models``); the ``interval`` part also has the ``level``, ``method`` and cut-offs ``ks`` of
     its intervals. Raises ValueError when a comparison lacks its counterpart among the papers'

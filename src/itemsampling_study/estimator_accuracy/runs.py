@@ -9,7 +9,8 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ...estimators import Estimator, rank_distribution
+from itemsampling.estimators import Estimator, rank_distribution
+
 from ..engine import STUDY_SCHEMES, draw_sampled_ranks, repeat_estimates
 from .parts import PRIOR_ESTIMATORS, estimator, parts, targets
 
@@ -20,7 +21,7 @@ def pooled_estimators(names: Sequence[str], global_ranks, n_items, sample_size: 
                       labels: Mapping[str, str], scheme: str, repeats: int, n_groups: int) -> list[Estimator]:
     """BV and MN with a prior fitted once to the sampled ranks of all ``repeats`` repeats together.
 
-    The draws are those of :func:`~itemsampling.studies.engine.repeat_estimates` with the same
+    The draws are those of :func:`~itemsampling_study.engine.repeat_estimates` with the same
     seed, labels, scheme and n; their ranks are pooled (each user once per repeat, with its N_u)
     and MLE or MES (AAAI'21 eq. 19-21, 24-27) is fitted once. ``bv_mle`` ... ``mn_mes`` then become
     BV (KDD'20 eq. 24-26, γ = 0.01) and MN (AAAI'23 eq. 10-11) with that fixed prior. This uses the
@@ -43,7 +44,7 @@ def pooled_estimators(names: Sequence[str], global_ranks, n_items, sample_size: 
 def chunk_table(config: Mapping, seed: int, labels: Mapping[str, str], ranks: pd.DataFrame) -> pd.DataFrame:
     """Every run of one part of one (dataset, model): ``repeats`` draws, every estimator of the part.
 
-    The engine's table (:data:`~itemsampling.studies.engine.RUN_COLUMNS` and ``seconds``, the
+    The engine's table (:data:`~itemsampling_study.engine.RUN_COLUMNS` and ``seconds``, the
     wall time of each draw; in the ``interval`` part also ``level``, ``se``, ``lower`` and
     ``upper``) with the ``part`` and ``setup_seconds`` (fitting pooled priors).
     """

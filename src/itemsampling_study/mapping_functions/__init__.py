@@ -31,7 +31,7 @@ cut-off K of N items is read as the same fraction of the user's candidates
 ``all``).
 
 **Seeds.** The draw of a (dataset, model, protocol, scheme, n) uses the generator of the study
-engine's repeat 0 (:func:`~itemsampling.studies.engine.derive_seed`), so it is the same draw in
+engine's repeat 0 (:func:`~itemsampling_study.engine.derive_seed`), so it is the same draw in
 every notebook that uses the engine, and adding a setting changes no other draw.
 
 Configuration: the ``mapping_functions`` section of ``config/config.yaml`` (see the schema).

@@ -9,7 +9,14 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ...mappings import MAPPING_ERRORS, mapped_hit_ratio, mapping, mapping_errors, scaled_hit_ratio
+from itemsampling.mappings import (
+    MAPPING_ERRORS,
+    mapped_hit_ratio,
+    mapping,
+    mapping_errors,
+    scaled_hit_ratio,
+)
+
 from .data import StudyData
 from .settings import focus_ks, focus_schemes
 

@@ -9,8 +9,15 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
-from ...mappings import beta_hit_ratio, fit_beta, fit_beta_global, mapping, scaled_hit_ratio
-from ...simulation import sample_ranks
+from itemsampling.mappings import (
+    beta_hit_ratio,
+    fit_beta,
+    fit_beta_global,
+    mapping,
+    scaled_hit_ratio,
+)
+from itemsampling.simulation import sample_ranks
+
 from ..engine import STUDY_SCHEMES, derive_seed
 from .data import StudyData
 

@@ -9,7 +9,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ...mappings import fit_beta
+from itemsampling.mappings import fit_beta
+
 from ..engine import LABELS
 from ..tables import read_model_ranks
 from .settings import FITTED, chunks, model_pairs, parse_mapping

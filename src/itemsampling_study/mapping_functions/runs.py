@@ -8,8 +8,9 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
-from ...hit_ratio import sampled_hit_ratio_moments
-from ...simulation import sample_ranks
+from itemsampling.hit_ratio import sampled_hit_ratio_moments
+from itemsampling.simulation import sample_ranks
+
 from ..engine import LABELS, STUDY_SCHEMES, derive_seed
 from .settings import chunk_draws
 

@@ -23,7 +23,7 @@ __all__ = ["study_tables"]
 
 
 def study_tables(config: Mapping, seed: int, runs: pd.DataFrame, root: str | Path = ".") -> dict[str, pd.DataFrame]:
-    """Every table of notebook 03 (listed in :mod:`itemsampling.studies.mapping_functions`) from
+    """Every table of notebook 03 (listed in :mod:`itemsampling_study.mapping_functions`) from
     the chunks and the ranks.
 
     Parameters

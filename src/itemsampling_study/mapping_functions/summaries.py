@@ -7,7 +7,8 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from ...mappings import MAPPING_ERRORS
+from itemsampling.mappings import MAPPING_ERRORS
+
 from ..paper import PAPER_DATASETS, paper_merge
 
 __all__ = ["best_mappings", "error_summary", "hit_ratio_long", "varying_k_summary", "with_paper"]
@@ -23,12 +24,12 @@ def hit_ratio_long(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def with_paper(frame: pd.DataFrame, paper_name: str, on: Sequence[str]) -> pd.DataFrame:
-    """``frame`` joined to a table of :mod:`itemsampling.studies.paper` on ``on``, with
-    ``paper_dataset`` added from :data:`~itemsampling.studies.paper.PAPER_DATASETS` when
+    """``frame`` joined to a table of :mod:`itemsampling_study.paper` on ``on``, with
+    ``paper_dataset`` added from :data:`~itemsampling_study.paper.PAPER_DATASETS` when
     ``frame`` has a ``dataset`` column.
 
     The paper's rows of the datasets and models ``frame`` has must all find a partner
-    (:func:`~itemsampling.studies.paper.paper_merge` raises otherwise); rows of datasets or
+    (:func:`~itemsampling_study.paper.paper_merge` raises otherwise); rows of datasets or
     models the run did not include are left out.
     """
     if "dataset" in frame.columns:

@@ -4,7 +4,7 @@ and our own checks beside them (``results/tables/checks.csv``).
 Each notebook's claims come from the module of this package named after its study
 (:mod:`.sampled_metrics` for notebook 01, :mod:`.estimator_accuracy` for notebook 04, ...). Its
 ``claims(table)`` reads the notebook's tables through ``table(name)`` (a study table of that
-notebook, :func:`~itemsampling.studies.tables.read_table`) and returns :class:`Claim` rows (a
+notebook, :func:`~itemsampling_study.tables.read_table`) and returns :class:`Claim` rows (a
 sentence of a paper, quoted verbatim) and :class:`Check` rows (our own robustness checks and
 extensions, never counted as the paper's). The verdict of each row is computed from the numbers
 by the rule its ``reason`` states (e.g. the share of (dataset, model) pairs where the claim holds,
@@ -76,7 +76,7 @@ COLUMNS = ("paper", "claim", "quote", "source", "notebook", "dataset", "setup", 
            "other_setups", "reason")
 #: the verdicts, from best to worst, then the one for claims our data cannot test
 VERDICTS = ("reproduced", "partly", "not reproduced", "not testable here")
-#: the papers by their key in ``itemsampling.studies.paper`` and how the table names them
+#: the papers by their key in ``itemsampling_study.paper`` and how the table names them
 PAPERS = {
     "krichene2020kdd": "Krichene & Rendle, KDD 2020",
     "li2020kdd": "Li, Jin, Gao & Liu, KDD 2020",

@@ -4,7 +4,7 @@ spot and adaptive sampling, and our own checks beside them.
 Each rule is a function of the notebook's tables that returns, per case, whether a claim holds (and
 the numbers behind it); :func:`claims` turns them into :class:`~.Claim` rows, graded by the words of
 the quoted sentence (``docs/verdicts.md``): an unhedged statement is reproduced from 90% of its
-cases (:func:`~itemsampling.studies.verdicts.share_verdict`), "typically" and "most" from more than
+cases (:func:`~itemsampling_study.verdicts.share_verdict`), "typically" and "most" from more than
 half (:func:`most_verdict`), "could" and "can" by one case (:func:`can_verdict`). A case is a
 (dataset, model) pair where the claim is about one number per pair, and a (dataset, model, metric)
 where the two metrics give different numbers.
@@ -35,7 +35,8 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
-from ...kernels import kernel_columns
+from itemsampling.kernels import kernel_columns
+
 from ..adaptive_sampling import most_accurate
 from ..paper import paper_merge, paper_table, stand_ins
 from . import Check, Claim, can_verdict, most_verdict, share_verdict, untestable

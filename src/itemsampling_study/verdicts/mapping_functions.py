@@ -13,7 +13,7 @@ verdict under the other protocol is in ``other_setups``.
 (:func:`hit_ratio_spread`, :func:`error_spread`): Tables 3 and 5 print the same SHR@k and HR@f(k) of Mult-VAE on ml-1m
 from two draws, Tables 7 and 5 the same error at k = 1. A Beta@P parameter is the paper's within
 0.01, what Remedy #1 calls "very close". Printed values are compared on the datasets we share with
-the paper only (ml-1m and citeulike: :data:`~itemsampling.studies.paper.SAME_DATA`); the claims the
+the paper only (ml-1m and citeulike: :data:`~itemsampling_study.paper.SAME_DATA`); the claims the
 paper draws from them are graded on all four datasets, pinterest-subset and yelp-diffnet standing in
 for pinterest-20 and yelp (notebook 00).
 

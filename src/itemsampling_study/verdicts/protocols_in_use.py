@@ -1,7 +1,7 @@
 """Verdicts of notebook 05: none. The notebook measures sampled evaluation as it is practised
 (tiny candidate sets, samples with replacement, designs at an equal budget, model pairs); no
 sentence of the four papers states these results, so they are our findings, in the notebook's
-own table ``findings`` (:func:`itemsampling.studies.protocols_in_use.findings`), never in
+own table ``findings`` (:func:`itemsampling_study.protocols_in_use.findings`), never in
 ``verdicts.csv`` or ``checks.csv``.
 """
 

@@ -5,7 +5,7 @@ is graded on the exact expectations (eq. 16). The MovieLens study (§6, Fig. 5, 
 runs our re-implementations of the paper's recommenders X, Y and Z; Y and Z depend on readings of
 eqs. 27-30 and on how ties are ranked, which the paper leaves open. Every claim about them is graded
 on the (reading, tie rule) whose exact metrics of Y and Z are closest to the paper's Table 3
-(:func:`~itemsampling.studies.sampled_metrics.closest_reading`, a rule on setup facts fixed before
+(:func:`~itemsampling_study.sampled_metrics.closest_reading`, a rule on setup facts fixed before
 any claim is graded), with the printed reading and the tally over all readings in ``other_setups``.
 Recommenders are compared by the role the sentence gives them (the worst on the exact metric, the
 pair the uncorrected metric needs the most samples for), not by their letters. Every threshold is
@@ -23,7 +23,6 @@ from itertools import pairwise
 import numpy as np
 import pandas as pd
 
-from ...toy import TOY_N_ITEMS
 from ..paper import paper_merge, paper_table
 from ..sampled_metrics import (
     closest_reading,
@@ -31,6 +30,7 @@ from ..sampled_metrics import (
     predicted_agreement,
     smallest_correct_sample,
 )
+from ..toy import TOY_N_ITEMS
 from . import VERDICTS, Check, Claim, share_verdict
 
 __all__ = ["claims"]

@@ -3,8 +3,8 @@ own checks beside them.
 
 Every row is read from notebook 04's tables (``metrics_at_k``, ``winners``, ``true_winners``,
 ``rank_distribution``, ``relative_error``, ``pooled_prior``, ``metric_levels`` and the inputs
-``wmle_readings`` and ``mn_users``) and the papers' tables (:mod:`itemsampling.studies.paper`),
-joined with :func:`~itemsampling.studies.paper.paper_merge`. Each public function of the modules
+``wmle_readings`` and ``mn_users``) and the papers' tables (:mod:`itemsampling_study.paper`),
+joined with :func:`~itemsampling_study.paper.paper_merge`. Each public function of the modules
 below makes one :class:`Claim` or :class:`Check` (or a list of them); its rule is in its
 docstring and, with its numbers, in the row's ``reason``. Where our run has several readings of
 an estimator, the row is graded on the one closest to the paper's, picked by a rule on setup

@@ -1,6 +1,6 @@
 """Two checks of ours on the level of the models' metrics: our exact metric@10 against AAAI'21's
 (Tables 2-3) on the datasets with the papers' users and items
-(:data:`~itemsampling.studies.paper.SAME_DATA`), and our ranks against KDD'20's sampled hit
+(:data:`~itemsampling_study.paper.SAME_DATA`), and our ranks against KDD'20's sampled hit
 ratios (Tables 3, 5). The papers comment on their estimators, not on their models' levels."""
 
 from __future__ import annotations

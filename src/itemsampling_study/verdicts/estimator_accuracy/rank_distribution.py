@@ -13,7 +13,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ....distributions import DEFAULT_ETA
+from itemsampling.distributions import DEFAULT_ETA
+
 from ...estimator_accuracy.layouts import estimator_label
 from ...estimator_accuracy.parts import CODE_MES
 from .. import Check, Claim, absent, share_verdict, untestable
