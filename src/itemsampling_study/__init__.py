@@ -1,6 +1,10 @@
-"""The studies of the compendium, computed from global ranks and written as tidy tables.
+"""The compendium of itemsampling (the distribution itemsampling-study): the studies, computed from
+global ranks and written as tidy tables, their verdicts and figures, and the command
+``itemsampling study`` that the workflow runs. It builds on the estimators (:mod:`itemsampling`),
+which never import it.
 
 =============================== ==============================================================
+:mod:`.command`                  ``itemsampling study`` (entry point of the group ``itemsampling.commands``)
 :mod:`.contract`                 what a study module offers (``itemsampling study`` checks it)
 :mod:`.engine`                   sample, estimate and tabulate many repeats at once
 :mod:`.tables`                   the one reader/writer of ranks and result tables
@@ -16,5 +20,9 @@
 :mod:`.paper`                    the papers' printed tables, which of our datasets stand in for theirs,
                                  and joins with them that lose no row
 :mod:`.verdicts`                 one verdict per claim of the papers, from the tables (verdicts.csv)
+:mod:`.experiments`              grids of experiments: errors, order agreement, winners
+:mod:`.toy`                      the toy example of Krichene & Rendle (notebook 01)
+:mod:`.rank_tails`               where the held-out items sink (notebook 00)
+:mod:`.plotting`                 the notebooks' figure style and writer
 =============================== ==============================================================
 """
