@@ -34,6 +34,9 @@ def test_train_writes_ranks_and_record(trained):
     record = json.loads((trained / "saved" / "train.json").read_text())
     assert record["hyperparameters"]["k"] == 20 and record["seed"] == 4 and record["state"] == "model.npz"
     assert record["fit_seconds"] >= 0 and record["rank_seconds"] >= 0
+    # the machine that fitted it (BLAS kernels, versions); torch's part only for a torch model
+    assert record["machine"]["packages"]["numpy"] == np.__version__ and record["machine"]["blas"]
+    assert "torch" not in record["machine"]
     assert json.loads((trained / "refit" / "train.json").read_text())["state"] is None
     for protocol in ("unseen", "all"):
         frame = pd.read_parquet(trained / "saved" / f"{protocol}.parquet")
@@ -97,3 +100,15 @@ def test_command_errors(trained, tmp_path, capsys):
     assert main(["train", "--dataset", "synthetic", "--model", "ease", "--set", "lambda=3",
                  "--out-dir", str(tmp_path / "e")]) == 2
     assert "no hyper-parameter 'lambda'" in capsys.readouterr().err
+
+
+def test_train_records_torch_kernels_and_threads_for_a_torch_model(tmp_path, monkeypatch):
+    """A torch fit's bits depend on torch's CPU kernels and threads: train.json names them."""
+    import torch
+
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    assert main(["train", "--dataset", "synthetic", "--model", "neumf", "--set", "n_epochs=1", "--seed", "4",
+                 "--protocols", "unseen", "--out-dir", str(tmp_path), "--no-progress"]) == 0
+    record = json.loads((tmp_path / "train.json").read_text())
+    assert record["machine"]["torch"] == {"version": torch.__version__,
+                                          "cpu_capability": torch.backends.cpu.get_cpu_capability(), "threads": 1}

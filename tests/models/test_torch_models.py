@@ -113,6 +113,15 @@ def test_resolve_num_threads(monkeypatch, omp, affinity, cpu_count, explicit, ex
     assert _torch.resolve_num_threads(explicit) == expected
 
 
+def test_torch_environment_names_version_kernels_and_the_resolved_threads(monkeypatch):
+    monkeypatch.setenv("OMP_NUM_THREADS", "3")
+    record = _torch.torch_environment()
+    assert record == {"version": torch.__version__, "cpu_capability": torch.backends.cpu.get_cpu_capability(),
+                      "threads": 3}
+    assert _torch.torch_environment(5)["threads"] == 5
+    assert record["cpu_capability"] in {"DEFAULT", "NO AVX", "AVX2", "AVX512", "ZVECTOR", "VSX", "SVE256"}
+
+
 @pytest.mark.parametrize("omp", ["0", "two", "-1", "2.5"])
 def test_resolve_num_threads_rejects_a_bad_environment(monkeypatch, omp):
     monkeypatch.setenv("OMP_NUM_THREADS", omp)

@@ -10,8 +10,10 @@
     * ``popularity_profile.parquet`` (when ``unseen`` is ranked): per test user, the unseen
       candidates of each popularity class that precede the target, and all of them
       (:mod:`itemsampling.popularity_profiles`; ``itemsampling profile`` writes it alone);
-    * ``train.json``: model, hyper-parameters, seed (it also seeds the tie-break), sizes, fit
-      and rank wall times, exact Recall@10 / NDCG@10 per protocol and the name of the state;
+    * ``train.json``: model, hyper-parameters, seed (it also seeds the tie-break), sizes, the
+      machine (BLAS kernels, package versions; for a torch model torch's CPU kernels and
+      threads), fit and rank wall times, exact Recall@10 / NDCG@10 per protocol and the name of
+      the state;
     * ``model.npz``: the fitted parameters, if they take at most ``--max-state-mb``; otherwise
       ``itemsampling ranks`` refits the model (fits are deterministic given the seed).
 
@@ -48,6 +50,7 @@ from ..metrics import global_metrics
 from ..models.trained import STATE_FILE, TRAIN_FILE
 from ..multi_positive import multi_positive_metrics
 from ..popularity_profiles import PROFILE_FILE, popularity_profile, write_profile
+from ..provenance import machine_record
 from ..ranks import PROTOCOLS, global_ranks, positive_ranks, write_ranks
 from ._common import check_output_dir, plain_text
 
@@ -228,7 +231,15 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _fit_record(args: argparse.Namespace, fitted: Fitted) -> dict:
-    """The head of a run's record: data, model, hyper-parameters, seeds and sizes."""
+    """The head of a run's record: data, model, hyper-parameters, seeds and sizes, and the machine
+    that fitted it (:func:`itemsampling.provenance.machine_record`; for a torch model also torch's
+    version, CPU kernels and threads), so that a refit elsewhere that moves the ranks can be
+    traced to what differs."""
+    machine = machine_record()
+    if "num_threads" in fitted.model.hyperparameters:  # a torch model
+        from ..models._torch import torch_environment
+
+        machine["torch"] = torch_environment(fitted.model.hyperparameters["num_threads"])
     return {
         "dataset": args.dataset,
         "dataset_description": fitted.dataset.description,
@@ -241,6 +252,7 @@ def _fit_record(args: argparse.Namespace, fitted: Fitted) -> dict:
         "device": fitted.model.device,
         "n_users": fitted.dataset.n_users,
         "n_items": fitted.dataset.n_items,
+        "machine": machine,
     }
 
 

@@ -43,6 +43,7 @@ __all__ = [
     "rows_per_batch",
     "score_in_batches",
     "seed_generators",
+    "torch_environment",
     "torch_session",
 ]
 
@@ -86,6 +87,14 @@ def resolve_device(device: str) -> torch.device:
         raise ValueError("device='cuda' was requested but torch.cuda.is_available() is False; "
                          "use device='cpu' or device='auto'")
     return torch.device(device)
+
+
+def torch_environment(num_threads: int | None = None) -> dict:
+    """What decides the bits of a torch fit on this machine, for a fit's record: torch's version,
+    the CPU kernels it dispatches to (``torch.backends.cpu.get_cpu_capability``, e.g. AVX2 or
+    AVX512) and the intra-op threads :func:`resolve_num_threads` gives for ``num_threads``."""
+    return {"version": torch.__version__, "cpu_capability": torch.backends.cpu.get_cpu_capability(),
+            "threads": resolve_num_threads(num_threads)}
 
 
 def resolve_num_threads(num_threads: int | None = None) -> int:
