@@ -15,7 +15,7 @@ Tables (from the ``train.json`` and global ranks that ``itemsampling train`` wri
   (as the live evaluation does, without listing its files as inputs: they are checked as they
   are loaded).
 
-``datasets`` (the dataset summary) is written by ``itemsampling data stats``.
+``datasets`` (the dataset summary) is written by ``itemsampling study datasets``.
 """
 
 from __future__ import annotations
