@@ -16,10 +16,10 @@ import sys
 
 import pandas as pd
 
+from .._files import atomic_text_file
 from ..data.loaders import load_dataset
 from ..data.registry import ChecksumError, Registry, default_registry
 from ..data.summary import dataset_summary
-from .._files import atomic_text_file
 from ._common import check_output_file, plain_text
 
 __all__ = ["available_datasets", "dataset_table", "register", "verify_registry"]
