@@ -35,7 +35,7 @@ import pandas as pd
 from .estimators import Estimator, estimate, influence_values
 from .metrics import metric_weights
 from .multi_positive import multi_positive_metrics, multi_positive_terms, multi_positive_values
-from .nonuniform import plug_in_values
+from .nonuniform import plug_in_ranks, plug_in_values
 from .runs import Run, check_supported, positive_arguments, thin
 
 __all__ = ["compare", "compare_many", "holm", "paired_difference"]
@@ -76,7 +76,7 @@ def compare(run_a: Run, run_b: Run, metric: str = "recall", k: int = 10, method:
     run_a, run_b = thin(run_a), thin(run_b)
     n = int(run_a.sample_size[0])
     if run_a.protocol == "popularity" and run_a.several_positives:  # each user's metrics at the estimates
-        psi = [multi_positive_values(np.floor(run.rank_estimates + 1e-9), run.users, metric, k)[1][:, 0]
+        psi = [multi_positive_values(plug_in_ranks(run.rank_estimates), run.users, metric, k)[1][:, 0]
                for run in (run_a, run_b)]
         theta = [float(values.mean()) for values in psi]
     elif run_a.protocol == "popularity":  # the plug-in mean is linear in its per-user terms

@@ -28,7 +28,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from statistics import NormalDist
 
 import numpy as np
 import pandas as pd
@@ -38,6 +37,7 @@ from . import corrections
 from ._validation import check_choice, check_positive_integer, check_ranks
 from .batch import DIRECT_METHODS, METHODS, Batch, Estimator
 from .candidates import DEFAULT_N_GROUPS
+from .intervals import interval_spec
 from .kernels import KernelCache
 from .simulation import subsample_ranks
 
@@ -94,7 +94,7 @@ def multi_positive_metrics(negative_ranks: ArrayLike, users: ArrayLike, metrics:
     """
     pairs, values = multi_positive_values(negative_ranks, users, metrics, ks)
     table = pd.DataFrame({"metric": [m for m, _ in pairs], "k": [k for _, k in pairs], "value": values.mean(axis=0)})
-    return table if interval is None else _with_interval(table, "value", values, interval)
+    return table if interval is None else _with_interval(table, "value", values, interval_spec(interval).z)
 
 
 def multi_positive_values(negative_ranks: ArrayLike, users: ArrayLike, metrics: Sequence[str] | str = MULTI_METRICS,
@@ -125,17 +125,10 @@ def multi_positive_values(negative_ranks: ArrayLike, users: ArrayLike, metrics: 
     return pairs, np.column_stack(columns)
 
 
-def _check_level(interval) -> None:
-    if not 0 < interval < 1:
-        raise ValueError(f"interval must be a level in (0, 1), e.g. 0.95, got {interval!r}")
-
-
-def _with_interval(table: pd.DataFrame, column: str, values: np.ndarray, interval: float) -> pd.DataFrame:
-    """``table`` with ``se``, ``lower``, ``upper``: the users' CLT for the means of ``values``."""
-    _check_level(interval)
+def _with_interval(table: pd.DataFrame, column: str, values: np.ndarray, z: float) -> pd.DataFrame:
+    """``table`` with ``se``, ``lower``, ``upper``: the users' CLT for the means of ``values``, ± ``z`` se."""
     table = table.copy()
     table["se"] = values.std(axis=0, ddof=1) / np.sqrt(values.shape[0]) if values.shape[0] > 1 else np.nan
-    z = NormalDist().inv_cdf((1 + interval) / 2)
     table["lower"], table["upper"] = table[column] - z * table["se"], table[column] + z * table["se"]
     return table
 
@@ -220,15 +213,14 @@ def estimate_multi_positive(sampled_ranks: ArrayLike, users: ArrayLike, n_items:
     """
     interval_method = check_choice("interval_method", interval_method, ("analytic", "bootstrap"))
     n_bootstrap = check_positive_integer("n_bootstrap", n_bootstrap)
-    if interval is not None:
-        _check_level(interval)
+    spec = None if interval is None else interval_spec(interval)  # the level, checked once, and its z
     fit = _Fit.build(method, metrics, ks, scheme, n_groups, grid, options)
     positives = _Positives.build(sampled_ranks, users, n_items, sample_size, order, seed)
     pairs, terms = fit.terms(positives)
     table = pd.DataFrame({"metric": [m for m, _ in pairs], "k": [k for _, k in pairs], "estimate": terms.mean(axis=0)})
-    if interval is not None and interval_method == "analytic":
-        table = _with_interval(table, "estimate", terms, interval)
-    elif interval is not None:
+    if spec is not None and interval_method == "analytic":
+        table = _with_interval(table, "estimate", terms, spec.z)
+    elif spec is not None:
         gen, cache = np.random.default_rng(seed), KernelCache.for_one_call(positives.sample_size)
         refits = np.vstack([fit.terms(positives.take(gen.integers(0, positives.n_users, positives.n_users)), cache)[1]
                             .mean(axis=0) for _ in range(n_bootstrap)])

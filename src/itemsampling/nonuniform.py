@@ -39,6 +39,7 @@ __all__ = [
     "hansen_hurwitz_rank",
     "horvitz_thompson_rank",
     "inclusion_probabilities",
+    "plug_in_ranks",
     "plug_in_values",
     "popularity_probabilities",
     "stratified_allocation",
@@ -211,10 +212,18 @@ def hansen_hurwitz_rank(above: ArrayLike, draw_probability: ArrayLike) -> np.nda
     return 1 + np.where(above, 1 / np.where(above, p, 1), 0).sum(axis=1) / above.shape[1]
 
 
+def plug_in_ranks(rank_estimates: ArrayLike) -> np.ndarray:
+    """⌊R̂⌋, the rank at which a rank estimate takes the metric (KDD'20 eq. 20's rule), as int64.
+
+    Rounded down with a tolerance of 1e-9: Σ 1/π in floating point may land just below an integer.
+    """
+    return np.floor(np.asarray(rank_estimates, dtype=float) + 1e-9).astype(np.int64)
+
+
 def plug_in_values(rank_estimates: ArrayLike, n_items: int, metric: str, k: int | None) -> np.ndarray:
     """Each user's metric at its rank estimate, M(⌊R̂_u⌋) (0 beyond N): the terms of
     :func:`corrected_estimate`'s mean, for paired comparisons of two models on the same users."""
-    rank = np.floor(np.asarray(rank_estimates, dtype=float) + 1e-9).astype(np.int64)
+    rank = plug_in_ranks(rank_estimates)
     return np.append(metric_weights(metric, k, n_items), 0.0)[np.minimum(rank, n_items + 1) - 1]
 
 
@@ -252,8 +261,7 @@ def corrected_estimate(rank_estimates: ArrayLike, n_items: int, metrics: Sequenc
     rhat = np.asarray(rank_estimates, dtype=float)
     if rhat.ndim != 1 or rhat.size == 0 or np.any(~np.isfinite(rhat)) or np.any(rhat < 1):
         raise ValueError("rank_estimates must be a non-empty 1-D array of numbers >= 1")
-    # floor with a tolerance of 1e-9: Σ 1/π in floating point may land just below an integer
-    rank = np.floor(rhat + 1e-9).astype(np.int64)
+    rank = plug_in_ranks(rhat)
     idx = np.minimum(rank, n_items + 1) - 1  # N+1 -> the weight-0 row
     counts = np.bincount(idx, minlength=n_items + 1)
     metrics = [metrics] if isinstance(metrics, str) else list(metrics)

@@ -147,9 +147,9 @@ def popularity_ranks(model, eval_data, seed: int = 0) -> pd.DataFrame:
                 above = (scores[neg][None, :] > scores[pos][:, None]) | (tied & (gen.random(tied.shape) < 0.5))
                 distinct = np.unique(item_ids[neg], return_index=True)[1]  # RecBole merges repeated draws
                 row_scores = np.concatenate([scores[pos], scores[neg][distinct]])[None, :]
-                counts = positive_counts(row_scores, np.zeros(pos.sum(), dtype=np.int64), np.arange(pos.sum()))
+                ranked = positive_counts(row_scores, np.zeros(pos.sum(), dtype=np.int64), np.arange(pos.sum()))
                 rows.append(pd.DataFrame({
-                    "user_id": offset + row, "rank": _average_rank(counts[:, 0], counts[:, 1]),
+                    "user_id": offset + row, "rank": _average_rank(ranked[:, 0], ranked[:, 1]),
                     "n_candidates": distinct.size + 1, "n_items": sampler.item_num - 1, "n_positives": int(pos.sum()),
                     "mode": f"pop{eval_data.neg_sample_args['sample_num']}",
                     "rank_estimate": hansen_hurwitz_rank(above, q)}))

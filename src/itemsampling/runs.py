@@ -66,6 +66,7 @@ import ast
 import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -75,7 +76,7 @@ from numpy.typing import ArrayLike
 from . import kernels
 from .estimators import estimate
 from .multi_positive import NOT_CARRIED_METHODS, estimate_multi_positive, multi_positive_metrics
-from .nonuniform import check_probabilities, corrected_estimate, hansen_hurwitz_rank
+from .nonuniform import check_probabilities, corrected_estimate, hansen_hurwitz_rank, plug_in_ranks
 from .score_matrix import sampled_ranks_from_scores
 from .simulation import as_generator, subsample_ranks
 
@@ -174,7 +175,7 @@ class Run:
     def __len__(self) -> int:
         return int(self.ranks.size)
 
-    @property
+    @cached_property
     def several_positives(self) -> bool:
         """Whether some user has several rows (several positives)."""
         return bool(pd.Series(self.users).duplicated().any())
@@ -254,7 +255,7 @@ def correct(run: Run, method: str = "mn_mes", metrics: Sequence[str] | str = ("r
                           "sampler does not have: the run is corrected with the Hansen–Hurwitz rank estimate",
                           stacklevel=2)
         if run.several_positives:  # the metrics of several positives at their rank estimates
-            table = multi_positive_metrics(np.floor(run.rank_estimates + 1e-9), run.users, metrics, ks,
+            table = multi_positive_metrics(plug_in_ranks(run.rank_estimates), run.users, metrics, ks,
                                            interval=interval).rename(columns={"value": "estimate"})
         elif np.ndim(run.n_items):
             raise ValueError("a popularity-sampled run is corrected against one catalogue size N")

@@ -232,14 +232,10 @@ def run(args: argparse.Namespace) -> int:
 
 def _fit_record(args: argparse.Namespace, fitted: Fitted) -> dict:
     """The head of a run's record: data, model, hyper-parameters, seeds and sizes, and the machine
-    that fitted it (:func:`itemsampling.provenance.machine_record`; for a torch model also torch's
-    version, CPU kernels and threads), so that a refit elsewhere that moves the ranks can be
-    traced to what differs."""
-    machine = machine_record()
-    if "num_threads" in fitted.model.hyperparameters:  # a torch model
-        from ..models._torch import torch_environment
-
-        machine["torch"] = torch_environment(fitted.model.hyperparameters["num_threads"])
+    that fitted it (:func:`itemsampling.provenance.machine_record` and the model's
+    :attr:`~itemsampling.models.base.Recommender.environment`: torch's version, CPU kernels and
+    threads for a torch model), so that a refit elsewhere that moves the ranks can be traced to
+    what differs."""
     return {
         "dataset": args.dataset,
         "dataset_description": fitted.dataset.description,
@@ -252,7 +248,7 @@ def _fit_record(args: argparse.Namespace, fitted: Fitted) -> dict:
         "device": fitted.model.device,
         "n_users": fitted.dataset.n_users,
         "n_items": fitted.dataset.n_items,
-        "machine": machine,
+        "machine": {**machine_record(), **fitted.model.environment},
     }
 
 

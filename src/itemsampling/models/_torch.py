@@ -276,6 +276,11 @@ class TorchRecommender(Recommender):
         self.device = torch_device.type
         self.module_: nn.Module | None = None
 
+    @property
+    def environment(self) -> dict[str, Any]:
+        """Torch's version, CPU kernels and the threads a fit here uses (:func:`torch_environment`)."""
+        return {"torch": torch_environment(self._num_threads)}
+
     @abstractmethod
     def _build_module(self, n_users: int, n_items: int) -> nn.Module:
         """A freshly initialised module for a training matrix of this shape."""

@@ -117,6 +117,12 @@ class Recommender(ABC):
         return dict(self._hyperparameters)
 
     @property
+    def environment(self) -> dict[str, Any]:
+        """What decides the bits of a fit besides the machine's BLAS and package versions, for the
+        fit's record: nothing for these models (torch models name torch's kernels and threads)."""
+        return {}
+
+    @property
     def is_fitted(self) -> bool:
         """Whether :meth:`fit` (or :meth:`load_state`) has been called."""
         return self.train_ is not None
