@@ -336,3 +336,18 @@ def test_the_correct_command_reads_a_recbole_popularity_file(tmp_path, capsys):
     assert main(["correct", str(tmp_path / "pop.csv"), "--format", "recbole", "--metric", "recall", "--k", "20"]) == 0
     out = pd.read_csv(pd.io.common.StringIO(capsys.readouterr().out))
     assert out["protocol"].iloc[0] == "popularity" and out["estimate"].iloc[0] == pytest.approx(0.75)
+
+
+def test_posterior_mle_corrects_several_positives_and_refuses_one_positive_runs(tmp_path):
+    """``correct(run, "posterior_mle")`` on a RecBole ratio run: every positive keeps its n, the
+    interval holds the exact value; a run with one positive per user is refused with the method
+    to use instead."""
+    table, neg_ranks, users = _ratio_run(np.random.default_rng(8))
+    run = runs.read_run(table, "recbole")
+    got = runs.correct(run, "posterior_mle", metrics=["recall", "ndcg"], ks=[10]).set_index("metric")
+    exact = multi_positive_metrics(neg_ranks, users, ["recall", "ndcg"], 10).set_index("metric")["value"]
+    for metric in ("recall", "ndcg"):
+        assert got.loc[metric, "lower"] <= exact[metric] <= got.loc[metric, "upper"], metric
+    one = runs.read_run(table.drop_duplicates("user_id"), "recbole")
+    with pytest.raises(ValueError, match=r"several positives per user.*use mle"):
+        runs.correct(one, "posterior_mle")

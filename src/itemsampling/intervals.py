@@ -79,6 +79,7 @@ __all__ = [
     "INTERVAL_METHODS",
     "IntervalSpec",
     "batch_influences",
+    "em_fit_influence",
     "interval_coverage",
     "interval_spec",
 ]
@@ -182,6 +183,14 @@ def batch_influences(batch: Batch, estimator, pairs) -> np.ndarray:
     ``(M, m)`` (:func:`itemsampling.estimators.influence_values` is the public form)."""
     obs = batch.observations
     return _influences(batch, obs, [estimator], pairs)[0][obs.user]
+
+
+def em_fit_influence(trace: EMTrace, adjoint: np.ndarray) -> np.ndarray:
+    """ψ_c = M ∂θ/∂c_c of every kernel column c of an MLE-family fit recorded with its steps
+    (:func:`itemsampling.distributions.em_fits_of_checked` with ``record``), for a θ whose
+    derivative with respect to the fitted π_T is ``adjoint`` (rows, m): the reverse pass of
+    :class:`_EMFit` (module docstring), M the users of the fit."""
+    return _EMFit(trace, np.arange(trace.counts.size)).influence(adjoint)
 
 
 def interval_coverage(table: pd.DataFrame) -> pd.DataFrame:

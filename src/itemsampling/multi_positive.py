@@ -20,7 +20,9 @@ Estimates (:func:`estimate_multi_positive`): each positive's sampled rank r_ui (
 n-1 negatives — RecBole's "N negatives per positive" — or among negatives shared by the user's
 positives, other positives excluded) has the one-positive kernel P(r | R), and every metric
 above is a weighted sum over positives of functions of R_ui alone, so each estimator of
-:func:`itemsampling.estimate` carries over.
+:func:`itemsampling.estimate` carries over. One more, ``posterior_mle``, keeps every positive's
+own n (RecBole's shared negatives give a user with many positives many candidates): the mean of
+f under each positive's posterior, with the prior fitted by MLE to all positives at their own n.
 """
 
 from __future__ import annotations
@@ -33,20 +35,25 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
-from . import corrections
+from . import corrections, distributions
 from ._validation import check_choice, check_positive_integer, check_ranks
-from .batch import DIRECT_METHODS, METHODS, Batch, Estimator
+from .batch import DIRECT_METHODS, METHODS, Batch, Estimator, method_options
 from .candidates import DEFAULT_N_GROUPS
-from .intervals import interval_spec
+from .intervals import em_fit_influence, interval_spec
 from .kernels import KernelCache
 from .simulation import subsample_ranks
 
-__all__ = ["MULTI_METRICS", "NOT_CARRIED_METHODS", "estimate_multi_positive", "multi_positive_metrics", "multi_positive_terms",
-           "multi_positive_values", "positions"]
+__all__ = ["MULTI_METHODS", "MULTI_METRICS", "NOT_CARRIED_METHODS", "OWN_SIZE_METHODS", "estimate_multi_positive",
+           "multi_positive_metrics", "multi_positive_terms", "multi_positive_values", "positions"]
 
 MULTI_METRICS = ("recall", "ndcg", "hit", "calibrated_recall")
 #: methods of :func:`itemsampling.estimate` that do not carry over to several positives
 NOT_CARRIED_METHODS = ("sampled", "cls", "adaptive_mle")
+#: the estimators of several positives: those of :func:`itemsampling.estimate` that carry over,
+#: and the posterior mean under the MLE fitted at every positive's own n
+MULTI_METHODS = (*(m for m in METHODS if m not in NOT_CARRIED_METHODS), "posterior_mle")
+#: methods that keep every positive's own n (the others bring all positives to the smallest)
+OWN_SIZE_METHODS = ("posterior_mle",)
 
 
 def positions(negative_ranks: ArrayLike, users: ArrayLike) -> np.ndarray:
@@ -138,7 +145,7 @@ def estimate_multi_positive(sampled_ranks: ArrayLike, users: ArrayLike, n_items:
                             ks: Iterable[int] | int = (1, 5, 10, 20, 50), *, method: str = "mn_mes",
                             interval: float | None = None, interval_method: str = "analytic",
                             n_bootstrap: int = 200, order: ArrayLike | None = None,
-                            scheme: str = "hypergeometric", n_groups: int | None = DEFAULT_N_GROUPS,
+                            scheme: str = "hypergeometric", n_groups: int | str | None = "auto",
                             grid: str = "auto", seed: int = 0, **options) -> pd.DataFrame:
     """Estimate the metrics of :func:`multi_positive_metrics` from each positive's sampled rank.
 
@@ -161,9 +168,18 @@ def estimate_multi_positive(sampled_ranks: ArrayLike, users: ArrayLike, n_items:
     eq. 11). The estimate is θ̂ = (1/M) Σ_u a_u Σ_i M̂_{f_i}(r_i), with P̂(R) fitted to the
     sampled ranks of all positives.
 
-    Positives with different n are first brought to the smallest n by a seeded uniform subsample
-    of their negatives (:func:`itemsampling.simulation.subsample_ranks`, exact), after their order
-    is read.
+    ``posterior_mle`` takes M̂_{f_i}(r_i) = E_P̂[f_i(R) | r_i] = Σ_R P̂(R) P(r_i | R; n_i, N_i)
+    f_i(R) / Σ_R P̂(R) P(r_i | R; n_i, N_i), the mean of f_i under positive i's posterior, with
+    P̂(R) the MLE of all positives at their own n_i (AAAI'23 eq. 12, App. G: the EM of
+    ``adaptive_mle``). With one positive per user its estimate is the MLE's Σ_R P̂(R) f(R) at
+    the EM's fixed point, where the users' mean posterior is P̂ (AAAI'21 eq. 22); with several,
+    a positive's own rank says where in the user's list it sits. It keeps every negative: with
+    negatives shared by a user's positives (RecBole's ``uniN`` draws N per positive), a user
+    with many positives has many candidates.
+
+    The other methods need one n: positives with different n are first brought to the smallest n
+    by a seeded uniform subsample of their negatives (:func:`itemsampling.simulation.subsample_ranks`,
+    exact), after their order is read.
 
     Parameters
     ----------
@@ -181,15 +197,18 @@ def estimate_multi_positive(sampled_ranks: ArrayLike, users: ArrayLike, n_items:
     ks : int or iterable of int
         Cut-offs K.
     method : str
-        A method of :func:`itemsampling.estimate` but ``sampled`` (the uncorrected metrics are
-        :func:`multi_positive_metrics` of the sampled ranks), ``cls`` and ``adaptive_mle``.
+        One of :data:`MULTI_METHODS`: a method of :func:`itemsampling.estimate` but ``sampled``
+        (the uncorrected metrics are :func:`multi_positive_metrics` of the sampled ranks), ``cls``
+        and ``adaptive_mle``, or ``posterior_mle`` (above).
     interval : float, optional
         Confidence level: adds ``se``, ``lower``, ``upper``.
     interval_method : {"analytic", "bootstrap"}
         ``analytic``: θ̂ ± z·sd/√M of the users' terms a_u Σ_i M̂_{f_i}(r_i) (CLT over users),
         with P̂(R) held fixed, so for a method that fits it the interval leaves out the fit's
-        own uncertainty; ``bootstrap``: the percentile interval of ``n_bootstrap`` refits on
-        users resampled with all their positives (``se``: the refits' sd), which includes it.
+        own uncertainty, except ``posterior_mle``, whose users' influence values add the
+        derivative through the EM steps of its fit (:func:`itemsampling.intervals.em_fit_influence`);
+        ``bootstrap``: the percentile interval of ``n_bootstrap`` refits on users resampled with
+        all their positives (``se``: the refits' sd), which includes it.
     n_bootstrap : int
         Bootstrap refits (default 200).
     order : array_like of int, shape (P,), optional
@@ -201,8 +220,12 @@ def estimate_multi_positive(sampled_ranks: ArrayLike, users: ArrayLike, n_items:
         the scores there.
     scheme : {"hypergeometric", "binomial"}
         Negatives drawn without or with replacement.
-    n_groups, grid, **options
-        As in :func:`itemsampling.estimate`.
+    n_groups : int, None or "auto"
+        Groups of positives by N, as in :func:`itemsampling.estimate`; ``"auto"``:
+        :data:`~itemsampling.candidates.DEFAULT_N_GROUPS` groups, and one group per distinct N for
+        ``posterior_mle``, whose n can come close to N (a group's mean N may be below a member's n).
+    grid, **options
+        As in :func:`itemsampling.estimate` (``posterior_mle``: the options of ``adaptive_mle``).
     seed : int
         Seed of the subsample that equalises n and of the bootstrap.
 
@@ -215,11 +238,11 @@ def estimate_multi_positive(sampled_ranks: ArrayLike, users: ArrayLike, n_items:
     n_bootstrap = check_positive_integer("n_bootstrap", n_bootstrap)
     spec = None if interval is None else interval_spec(interval)  # the level, checked once, and its z
     fit = _Fit.build(method, metrics, ks, scheme, n_groups, grid, options)
-    positives = _Positives.build(sampled_ranks, users, n_items, sample_size, order, seed)
-    pairs, terms = fit.terms(positives)
+    positives = _Positives.build(sampled_ranks, users, n_items, sample_size, order, seed, fit.own_sizes)
+    pairs, terms, influences = fit.terms(positives, influences=spec is not None and interval_method == "analytic")
     table = pd.DataFrame({"metric": [m for m, _ in pairs], "k": [k for _, k in pairs], "estimate": terms.mean(axis=0)})
     if spec is not None and interval_method == "analytic":
-        table = _with_interval(table, "estimate", terms, spec.z)
+        table = _with_interval(table, "estimate", influences, spec.z)
     elif spec is not None:
         gen, cache = np.random.default_rng(seed), KernelCache.for_one_call(positives.sample_size)
         refits = np.vstack([fit.terms(positives.take(gen.integers(0, positives.n_users, positives.n_users)), cache)[1]
@@ -234,7 +257,7 @@ def multi_positive_terms(sampled_ranks: ArrayLike, users: ArrayLike, n_items: in
                          sample_size: int | ArrayLike, metrics: Sequence[str] | str = MULTI_METRICS,
                          ks: Iterable[int] | int = (1, 5, 10, 20, 50), *, method: str = "mn_mes",
                          order: ArrayLike | None = None, scheme: str = "hypergeometric",
-                         n_groups: int | None = DEFAULT_N_GROUPS, grid: str = "auto", seed: int = 0,
+                         n_groups: int | str | None = "auto", grid: str = "auto", seed: int = 0,
                          **options) -> tuple[list[tuple[str, int]], np.ndarray]:
     """The users' terms a_u Σ_i M̂_{f_i}(r_i) of :func:`estimate_multi_positive`, whose mean over
     users is the estimate: for paired comparisons of two models on the same users.
@@ -246,27 +269,30 @@ def multi_positive_terms(sampled_ranks: ArrayLike, users: ArrayLike, n_items: in
         their ids.
     """
     fit = _Fit.build(method, metrics, ks, scheme, n_groups, grid, options)
-    return fit.terms(_Positives.build(sampled_ranks, users, n_items, sample_size, order, seed))
+    return fit.terms(_Positives.build(sampled_ranks, users, n_items, sample_size, order, seed, fit.own_sizes))[:2]
 
 
 @dataclass(frozen=True)
 class _Positives:
-    """Checked positives with one n: sampled ranks, user index 0..M - 1, N and shift j per positive."""
+    """Checked positives: sampled ranks, user index 0..M - 1, N, n (one, or one per positive)
+    and shift j per positive."""
 
     ranks: np.ndarray
     uid: np.ndarray
     n_items: int | np.ndarray
-    sample_size: int
+    sample_size: int | np.ndarray
     shift: np.ndarray
 
     @classmethod
-    def build(cls, sampled_ranks, users, n_items, sample_size, order, seed) -> _Positives:
+    def build(cls, sampled_ranks, users, n_items, sample_size, order, seed, own_sizes: bool) -> _Positives:
         """Checked, their order read, then brought to the smallest n
-        (:func:`itemsampling.simulation.subsample_ranks`)."""
+        (:func:`itemsampling.simulation.subsample_ranks`) unless ``own_sizes``."""
         ranks, users, n_items, sizes = _checked_positives(sampled_ranks, users, n_items, sample_size)
         uid = np.unique(users, return_inverse=True)[1].reshape(-1)
         p_u = np.bincount(uid)
         shift = positions(ranks, users).astype(np.int64) - ranks if order is None else _checked_order(order, uid, p_u)
+        if own_sizes:
+            return cls(ranks, uid, n_items, sizes, shift)
         ranks, n = subsample_ranks(ranks, sizes, int(sizes.min()), seed)
         return cls(ranks, uid, n_items, n, shift)
 
@@ -285,12 +311,14 @@ class _Positives:
         rows = np.concatenate([rows_of[u] for u in users])
         uid = np.repeat(np.arange(users.size), [rows_of[u].size for u in users])
         n_items = self.n_items if np.ndim(self.n_items) == 0 else self.n_items[rows]
-        return _Positives(self.ranks[rows], uid, n_items, self.sample_size, self.shift[rows])
+        sizes = self.sample_size if np.ndim(self.sample_size) == 0 else self.sample_size[rows]
+        return _Positives(self.ranks[rows], uid, n_items, sizes, self.shift[rows])
 
 
 @dataclass(frozen=True)
 class _Fit:
-    """One estimator of the metrics@K of several positives."""
+    """One estimator of the metrics@K of several positives (``posterior``: ``posterior_mle``,
+    whose ``est`` is the fit of its prior, ``adaptive_mle``)."""
 
     est: Estimator
     metrics: list[str]
@@ -298,37 +326,70 @@ class _Fit:
     scheme: str
     n_groups: int | None
     grid: str
+    posterior: bool = False
 
     @classmethod
     def build(cls, method, metrics, ks, scheme, n_groups, grid, options) -> _Fit:
         metrics, ks = _checked_targets(metrics, ks)
-        method = check_choice("method", method, METHODS)
+        if isinstance(n_groups, str) and n_groups != "auto":
+            raise ValueError(f"n_groups must be a positive integer, None or 'auto', got {n_groups!r}")
+        if n_groups == "auto":
+            n_groups = None if method == "posterior_mle" else DEFAULT_N_GROUPS
         if method in NOT_CARRIED_METHODS:
             raise ValueError(f"method {method!r} does not estimate metrics with several positives; the "
                              "uncorrected metrics are multi_positive_metrics of the sampled ranks; use one of "
-                             f"{', '.join(m for m in METHODS if m not in NOT_CARRIED_METHODS)}")
+                             f"{', '.join(MULTI_METHODS)}")
+        method = check_choice("method", method, MULTI_METHODS)
+        if method == "posterior_mle":
+            allowed = method_options("adaptive_mle")
+            unknown = sorted(set(options) - set(allowed))
+            if unknown:
+                raise ValueError(f"unknown option(s) {', '.join(map(repr, unknown))} for method 'posterior_mle'; "
+                                 f"allowed: {', '.join(o for o in allowed if o not in ('scheme', 'n_groups', 'grid'))}")
+            return cls(Estimator("adaptive_mle", options), metrics, ks, scheme, n_groups, grid, posterior=True)
         return cls(Estimator(method, options), metrics, ks, scheme, n_groups, grid)  # Estimator checks options
 
-    def terms(self, positives: _Positives, cache: KernelCache | None = None) -> tuple[list[tuple[str, int]], np.ndarray]:
-        """The (metric, K) pairs and the users' terms (M, pairs); ``cache`` shares the kernels
-        between calls on the same n (a bootstrap's refits)."""
+    @property
+    def own_sizes(self) -> bool:
+        """Whether the positives keep their own n (else they are brought to the smallest)."""
+        return self.posterior
+
+    def terms(self, positives: _Positives, cache: KernelCache | None = None,
+              influences: bool = False) -> tuple[list[tuple[str, int]], np.ndarray, np.ndarray | None]:
+        """The (metric, K) pairs, the users' terms (M, pairs) and, with ``influences``, the users'
+        influence values for the analytic interval (the terms, plus the part through the fit
+        for ``posterior_mle``); ``cache`` shares the kernels between calls on the same n (a
+        bootstrap's refits)."""
         top, n, shift, uid = max(self.ks), positives.sample_size, positives.shift, positives.uid
         batch = Batch.build(positives.ranks, positives.n_items, n, self.scheme, self.n_groups,
-                            KernelCache.for_one_call(n) if cache is None else cache, grid=self.grid, top=top)
-        batch.fit_priors([self.est])
+                            KernelCache.for_one_call(n) if cache is None else cache, per_user_sizes=self.posterior,
+                            grid=self.grid, top=top)
         p_u = np.bincount(uid)
         targets = _Targets(self.ks, int(min(top, p_u.max())))
-        per_rank = _corrected_targets(batch, self.est, targets)  # (G, n, T): M̂_f(r) per group
-        values = per_rank[batch.groups.index, positives.ranks - 1]  # (P, T)
-        pairs, columns = [], []
+        if self.posterior:
+            posterior = _Posterior.fit(batch, self.est, targets, record=influences)
+            values = posterior.values  # (P, T): E[f(R) | r_i] per positive
+        else:
+            batch.fit_priors([self.est])
+            per_rank = _corrected_targets(batch, self.est, targets)  # (G, n, T): M̂_f(r) per group
+            values = per_rank[batch.groups.index, positives.ranks - 1]  # (P, T)
+        pairs, columns, fit_parts = [], [], []
         for k in self.ks:
             for metric in self.metrics:
                 live = shift < k if metric != "hit" else shift == 0
+                target = np.full(shift.size, -1)
+                target[live] = targets.index(metric, k, shift[live])
+                weight = _user_weight(metric, k, p_u)
                 term = np.zeros(shift.size)
-                term[live] = values[live, targets.index(metric, k, shift[live])]
+                term[live] = values[live, target[live]]
                 pairs.append((metric, k))
-                columns.append(np.bincount(uid, weights=term, minlength=p_u.size) * _user_weight(metric, k, p_u))
-        return pairs, np.column_stack(columns)
+                columns.append(np.bincount(uid, weights=term, minlength=p_u.size) * weight)
+                if influences and self.posterior:
+                    fit_parts.append(posterior.fit_influence(target, weight[uid] / p_u.size, uid))
+        terms = np.column_stack(columns)
+        if not influences:
+            return pairs, terms, None
+        return pairs, terms, terms + np.column_stack(fit_parts) if fit_parts else terms
 
 
 def _checked_targets(metrics, ks) -> tuple[list[str], list[int]]:
@@ -386,6 +447,11 @@ class _Targets:
                 self._ndcg.setdefault((k, j), top + len(self._ndcg))
         self._ndcg_table = {k: np.array([self._ndcg[(k, j)] for j in range(min(k, depth))]) for k in ks}
 
+    @property
+    def size(self) -> int:
+        """T, the number of targets."""
+        return self.top + len(self._ndcg)
+
     def weights(self, ranks: np.ndarray) -> np.ndarray:
         """(L, T) target weights at the global ranks ``ranks`` (1..L)."""
         r = ranks[:, None].astype(float)
@@ -416,6 +482,52 @@ def _corrected_targets(batch: Batch, est: Estimator, targets: _Targets) -> np.nd
         else:
             out.append(batch.operator(est, g)[0].apply(w))
     return np.stack(out)
+
+
+@dataclass(frozen=True)
+class _Posterior:
+    """E_P̂[f(R) | r_i; n_i, N_i] of every target f for every positive (``values``, (P, T)),
+    with P̂ the EM fit of all positives at their own n_i (AAAI'23 eq. 12): for kernel column c
+    (N_g, n, r) of :class:`~itemsampling.observations.Observations`,
+    g_c(f) = Σ_R P̂(R) K(R, c) f(R) / q_c, q_c = Σ_R P̂(R) K(R, c)."""
+
+    trace: distributions.EMTrace
+    prior: np.ndarray  # P̂ on the kernel's rows: the ranks 1..max N_g, or a grid's nodes (exact up to top)
+    weights: np.ndarray  # (rows, T) f at the rows (zero beyond the largest cut-off)
+    by_column: np.ndarray  # (d, T) g_c(f)
+    values: np.ndarray  # (P, T) g_c(f) at each positive's column
+
+    @classmethod
+    def fit(cls, batch: Batch, fit: Estimator, targets: _Targets, record: bool) -> _Posterior:
+        """The fit (with its EM steps when ``record``, for :meth:`fit_influence`) and the posteriors."""
+        trace = distributions.em_fits_of_checked(batch.checked, distributions.check_fits([(fit.method, dict(fit.options))]),
+                                                 batch.scheme, batch.cache, record=record,
+                                                 observations=batch.observations)[0]
+        prior = trace.result.weights
+        top = min(targets.top, batch.groups.max_items)
+        nodes = batch.cache.nodes(top)
+        weights = np.zeros((prior.size, targets.size))
+        weights[: batch.cache.n_rows(top)] = targets.weights(np.arange(1, top + 1) if nodes is None else nodes)
+        by_column = trace.kernel.rmatmat(prior[:, None] * weights) / trace.kernel.rmatvec(prior)[:, None]
+        return cls(trace, prior, weights, by_column, by_column[trace.column_of_user])
+
+    def fit_influence(self, target: np.ndarray, weight: np.ndarray, uid: np.ndarray) -> np.ndarray:
+        """The part through the fit of each user's influence value on θ = Σ_i w_i g_{c_i}(f_{t_i})
+        (positive i's target ``target`` (-1: none) and weight ``weight``, a_u/M): the derivative
+        ∂θ/∂π = Σ_i w_i K(·, c_i) (f_{t_i} − g_{c_i}(f_{t_i})) / q_{c_i}, pushed through the EM
+        steps (:func:`itemsampling.intervals.em_fit_influence`, per positive), summed over each
+        user's positives and scaled from positives to users."""
+        kernel, column = self.trace.kernel, self.trace.column_of_user
+        live = target >= 0
+        d, n_targets = self.by_column.shape
+        mass = np.zeros((d, n_targets))  # Σ_{i in c, t_i = t} w_i
+        np.add.at(mass, (column[live], target[live]), weight[live])
+        q = kernel.rmatvec(self.prior)
+        spread = kernel.matmat(mass / q[:, None])  # (rows, T)
+        adjoint = ((spread * self.weights).sum(axis=1) - kernel.matvec((mass * self.by_column).sum(axis=1) / q))[:, None]
+        per_positive = em_fit_influence(self.trace, adjoint)[column, 0]  # P ∂θ/∂c_c, P positives
+        n_users = uid.max() + 1
+        return np.bincount(uid, weights=per_positive, minlength=n_users) * n_users / uid.size
 
 
 def _user_weight(metric: str, k: int, p_u: np.ndarray) -> np.ndarray:

@@ -75,7 +75,12 @@ from numpy.typing import ArrayLike
 
 from . import kernels
 from .estimators import estimate
-from .multi_positive import NOT_CARRIED_METHODS, estimate_multi_positive, multi_positive_metrics
+from .multi_positive import (
+    NOT_CARRIED_METHODS,
+    OWN_SIZE_METHODS,
+    estimate_multi_positive,
+    multi_positive_metrics,
+)
 from .nonuniform import check_probabilities, corrected_estimate, hansen_hurwitz_rank, plug_in_ranks
 from .score_matrix import sampled_ranks_from_scores
 from .simulation import as_generator, subsample_ranks
@@ -294,7 +299,12 @@ def check_supported(run: Run, method: str = "mn_mes") -> str:
             "leave-one-out split (RecBole: split {'LS': 'valid_and_test'}) so each user has one test positive")
     if run.protocol == "several_positives" and method in NOT_CARRIED_METHODS:
         raise ValueError(f"method {method!r} does not estimate metrics with several positives per user "
-                         f"(run {run.model!r}); use mn_mes (the default), mle, mes, bv, mn or rank_estimate")
+                         f"(run {run.model!r}); use mn_mes (the default), posterior_mle (keeps every "
+                         "positive's own n), mle, mes, bv, mn or rank_estimate")
+    if run.protocol != "several_positives" and method in OWN_SIZE_METHODS:
+        raise ValueError(f"method {method!r} estimates runs with several positives per user; run {run.model!r} "
+                         "has one per user: use mle (with one positive per user it is the same estimate at "
+                         "the EM's fixed point) or mn_mes")
     return scheme
 
 

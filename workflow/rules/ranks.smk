@@ -39,9 +39,10 @@ rule train_and_rank:
 # needs beyond R_u. `itemsampling profile` refits the model as `itemsampling train` does and
 # refuses to write when the refit's unseen ranks differ from the committed ones; `itemsampling
 # train` writes the profile too. Committed results, like the ranks: their input is `ancient`.
-# The Mult-VAE and NeuMF refits have not reproduced their committed ranks on an AMD EPYC (AVX-512)
-# machine, also with torch held to its AVX2 kernels (citeulike-a NeuMF moved 5,408 of 5,551 items),
-# so their profiles need those models retrained (ranks and profile together) by `itemsampling train`.
+# The Mult-VAE and NeuMF ranks were retrained with their profiles (ranks and profile together, by
+# `itemsampling train`) on the machine their train.json names (CPU, BLAS and torch kernels), after
+# the earlier ranks had not been reproduced by refits there. A torch fit depends on torch's CPU
+# kernels: on another machine a refit may move ranks, and `itemsampling profile` then refuses.
 
 
 rule popularity_profile:

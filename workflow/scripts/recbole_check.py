@@ -4,8 +4,10 @@ Runs in the RecBole environment (.venv-recbole). For each dataset (ml-100k, ml-1
 (BPR, NeuMF): train once with a fixed seed, then evaluate the same trained model with ``mode: full`` (the truth)
 and ``mode: uni100`` (sampled); the uni100 run's per-positive ranks go through
 :func:`itemsampling.correct`, with each user's N_u (the candidates of the full ranking: the
-catalogue less the user's history items) read from the full run, and a 95% interval (analytic with
-one positive per user, bootstrap with several). Splits:
+catalogue less the user's history items) read from the full run, and the analytic 95% interval: with
+one positive per user by MN_MES, with several by ``posterior_mle``, which keeps every positive's
+own n (RecBole draws 100 negatives per positive and ranks each positive among the union of its
+user's draws, so n grows with the user's positives) and whose interval carries its fit's part. Splits:
 
 * ``loo``: leave-one-out (one test positive per user, ordered by time);
 * ``ratio``: RecBole's default ratio split (80/10/10 of each user's items, random order), so
@@ -133,9 +135,8 @@ def check(model: str, setup: Setup) -> list[dict]:
         raise RuntimeError("the full and uni100 evaluations list different users or positives")
     uni_ranks["n_items"] = full_ranks["n_items"]  # N_u: the candidates of the full ranking
     run = read_run(uni_ranks, "recbole", model=model)
-    # several positives: the bootstrap interval, which includes the uncertainty of the fitted prior
-    options = {"interval_method": "bootstrap"} if run.protocol == "several_positives" else {}
-    tables = {"uni100": (uni, correct(run, "mn_mes", list(METRICS), list(KS), interval=0.95, **options))}
+    method = "posterior_mle" if run.protocol == "several_positives" else "mn_mes"
+    tables = {"uni100": (uni, method, correct(run, method, list(METRICS), list(KS), interval=0.95))}
     # pop100: RecBole's metrics from its own draw; the correction from a second draw of the same
     # sampler, scored by popularity_ranks (Hansen–Hurwitz ranks: RecBole's file keeps ranks only)
     pop, pop_data = evaluate(model_obj, model, setup, "pop100", data_root / "pop100.csv")
@@ -144,12 +145,13 @@ def check(model: str, setup: Setup) -> list[dict]:
         raise RuntimeError("the full and pop100 evaluations list different users or positives")
     pop_run = Run(pop_ranks["rank"], pop_ranks["n_candidates"], setup.n_items, "popularity", model,
                   pop_ranks["user_id"].to_numpy(), rank_estimates=pop_ranks["rank_estimate"].to_numpy())
-    tables["pop100"] = (pop, correct(pop_run, "hansen_hurwitz", list(METRICS), list(KS), interval=0.95))
+    tables["pop100"] = (pop, "hansen_hurwitz",
+                        correct(pop_run, "hansen_hurwitz", list(METRICS), list(KS), interval=0.95))
     rows = []
-    for mode, (sampled, table) in tables.items():
+    for mode, (sampled, method, table) in tables.items():
         for row in table.itertuples():
             key = f"{METRICS[row.metric]}@{row.k}"
-            rows.append({"dataset": setup.dataset, "split": setup.split, "model": model, "mode": mode,
+            rows.append({"dataset": setup.dataset, "split": setup.split, "model": model, "mode": mode, "method": method,
                          "metric": row.metric, "k": row.k, "recbole_full": full[key], "recbole_sampled": sampled[key],
                          "corrected": row.estimate, "lower": row.lower, "upper": row.upper,
                          "within": bool(row.lower <= full[key] <= row.upper),

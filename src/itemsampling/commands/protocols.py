@@ -39,7 +39,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..estimators import METHODS, estimate
-from ..multi_positive import MULTI_METRICS, NOT_CARRIED_METHODS, estimate_multi_positive
+from ..multi_positive import MULTI_METHODS, MULTI_METRICS, estimate_multi_positive
 from ..nonuniform import SAMPLED_METHODS, SAMPLERS, estimate_sampled
 from ._common import check_output_file, plain_text
 from .estimate import parse_ks, read_distribution
@@ -73,7 +73,7 @@ def register(subparsers) -> None:
                    help="a positive and its non-relevant candidates (or a column n_items)")
     q.add_argument("--sample-size", type=int, metavar="n",
                    help="a positive and its n - 1 negatives (or a column sample_size)")
-    q.add_argument("--method", choices=[m for m in METHODS if m not in NOT_CARRIED_METHODS],
+    q.add_argument("--method", choices=MULTI_METHODS,
                    default="mn_mes", help="estimator of each positive's rank (default mn_mes)")
     q.add_argument("--scheme", choices=("hypergeometric", "binomial"), default="hypergeometric",
                    help="negatives drawn without (default) or with replacement")
