@@ -9,7 +9,12 @@ import pytest
 
 import itemsampling as its
 from itemsampling import nonuniform as nu
-from itemsampling.multi_positive import estimate_multi_positive, multi_positive_metrics, positions
+from itemsampling.multi_positive import (
+    estimate_multi_positive,
+    multi_positive_metrics,
+    multi_positive_terms,
+    positions,
+)
 from itemsampling.small_samples import (
     candidate_duplicates,
     estimator_error,
@@ -450,7 +455,8 @@ def test_posterior_mle_keeps_each_positives_n_and_is_closer_than_thinning():
 
 def test_posterior_mle_analytic_interval_matches_the_bootstrap():
     """The analytic se of ``posterior_mle`` (users' terms plus the derivative through the EM steps
-    of the fit) against the sd of 200 bootstrap refits on resampled users: within 30 %."""
+    of the fit) against the sd of 200 bootstrap refits on resampled users: within 10 %, where the
+    users' terms alone (the fit held fixed) give a se at least 3 times smaller."""
     users, neg_ranks = _several_positives(53, n_users=800)
     r, n = _shared_draws(neg_ranks, users, 800, 20, seed=54)
     args = (r, users, 801, n, ["recall", "ndcg"], [5, 10])
@@ -458,7 +464,9 @@ def test_posterior_mle_analytic_interval_matches_the_bootstrap():
     boot = estimate_multi_positive(*args, method="posterior_mle", interval=0.9, interval_method="bootstrap",
                                    n_bootstrap=200)
     np.testing.assert_array_equal(analytic["estimate"], boot["estimate"])
-    np.testing.assert_allclose(analytic["se"], boot["se"], rtol=0.3)
+    np.testing.assert_allclose(analytic["se"], boot["se"], rtol=0.1)
+    terms = multi_positive_terms(*args, method="posterior_mle")[1]
+    assert np.all(boot["se"].to_numpy() > 3 * terms.std(axis=0, ddof=1) / np.sqrt(terms.shape[0]))
 
 
 def test_posterior_mle_with_one_positive_each_is_the_adaptive_mle():
@@ -514,3 +522,5 @@ def test_posterior_mle_draws_nothing_and_checks_its_options():
         estimate_multi_positive(r, users, 801, n, "recall", [10], method="posterior_mle", eta=1.0)
     with pytest.raises(ValueError, match="n_groups must be"):
         estimate_multi_positive(r, users, 801, n, "recall", [10], n_groups="all")
+    with pytest.raises(ValueError, match="n_groups"):
+        estimate_multi_positive(r, users, 801, n, "recall", [10], n_groups=0)

@@ -10,7 +10,7 @@ import itemsampling.runs as runs
 from itemsampling import estimate, sampled_ranks_from_scores
 from itemsampling.cli import main
 from itemsampling.compare import compare
-from itemsampling.multi_positive import multi_positive_metrics
+from itemsampling.multi_positive import multi_positive_metrics, multi_positive_terms
 from itemsampling.score_matrix import positive_counts
 
 
@@ -351,3 +351,30 @@ def test_posterior_mle_corrects_several_positives_and_refuses_one_positive_runs(
     one = runs.read_run(table.drop_duplicates("user_id"), "recbole")
     with pytest.raises(ValueError, match=r"several positives per user.*use mle"):
         runs.correct(one, "posterior_mle")
+
+
+def test_posterior_mle_runs_are_compared_with_the_fit_in_the_paired_interval():
+    """compare(..., method="posterior_mle") pairs the users' influence values, the fit's part
+    included: its estimates are those of correct, and its interval is wider than one on the
+    users' terms alone (the fit held fixed)."""
+    rng = np.random.default_rng(9)
+    table, _, _ = _ratio_run(rng, n_users=800)
+    worse = table.assign(rank=np.minimum(table["rank"] + rng.integers(0, 6, len(table)), 101))
+    a, b = runs.read_run(table, "recbole", model="A"), runs.read_run(worse, "recbole", model="B")
+    out = compare(a, b, "recall", 10, method="posterior_mle")
+    corrected = [runs.correct(run, "posterior_mle", metrics=["recall"], ks=[10])["estimate"].iloc[0] for run in (a, b)]
+    assert out["estimate_a"] == pytest.approx(corrected[0]) and out["estimate_b"] == pytest.approx(corrected[1])
+    terms = [multi_positive_terms(*runs.positive_arguments(run), "recall", 10, method="posterior_mle")[1][:, 0]
+             for run in (a, b)]
+    fixed_se = np.std(terms[0] - terms[1], ddof=1) / np.sqrt(terms[0].size)
+    assert out["upper"] - out["lower"] > 2 * 1.96 * fixed_se
+
+
+def test_a_popularity_run_with_posterior_mle_is_warned_and_taken_at_its_rank_estimates():
+    rng = np.random.default_rng(12)
+    users = np.repeat(np.arange(100), rng.integers(1, 5, 100))
+    run = runs.Run(rng.integers(1, 30, users.size), 101, 1682, "popularity", "A", users,
+                   rank_estimates=1 + rng.gamma(1.5, 20, users.size))
+    with pytest.warns(UserWarning, match="Hansen–Hurwitz"):
+        got = runs.correct(run, "posterior_mle", metrics=["recall"], ks=[10])
+    pd.testing.assert_frame_equal(got, runs.correct(run, metrics=["recall"], ks=[10]))

@@ -20,8 +20,9 @@ every pair, with Holm's step-down adjustment of the p-values, which controls the
 family-wise error rate at α for any dependence between the pairs. Two popularity-sampled
 runs (:mod:`itemsampling.runs`) are compared on their plug-in values ψ_u = M(⌊R̂_u⌋), whose mean
 is the corrected estimate itself, and two runs with several positives per user on the users'
-terms of :func:`itemsampling.multi_positive.multi_positive_terms`, whose mean is the estimate
-(the fit of P̂(R) held fixed). See docs/estimators.md, "Comparing two models".
+influence values of :func:`itemsampling.multi_positive.multi_positive_terms`: their terms, whose
+mean is the estimate (the fit of P̂(R) held fixed), plus, for ``posterior_mle``, the part through
+its fit. See docs/estimators.md, "Comparing two models".
 """
 
 from __future__ import annotations
@@ -99,16 +100,18 @@ def compare(run_a: Run, run_b: Run, metric: str = "recall", k: int = 10, method:
 
 def _compare_positives(run_a: Run, run_b: Run, metric: str, k: int, method: str, level: float, scheme: str,
                        options) -> dict:
-    """:func:`compare` of two runs with several positives per user, paired on the users' terms of
-    :func:`itemsampling.multi_positive.multi_positive_terms` (whose mean is the estimate)."""
-    terms, sampled = [], []
+    """:func:`compare` of two runs with several positives per user, paired on the users' influence
+    values of :func:`itemsampling.multi_positive.multi_positive_terms` (their terms, whose mean is
+    the estimate, plus the part through the fit for ``posterior_mle``)."""
+    theta, psi, sampled = [], [], []
     for run in (run_a, run_b):
         ranks, users, n_items, sizes = positive_arguments(run)
-        terms.append(multi_positive_terms(ranks, users, n_items, sizes, metric, k, method=method,
-                                          **{"scheme": scheme, **options})[1][:, 0])
+        _, terms, influences = multi_positive_terms(ranks, users, n_items, sizes, metric, k, method=method,
+                                                    influences=True, **{"scheme": scheme, **options})
+        theta.append(float(terms[:, 0].mean()))
+        psi.append(influences[:, 0])
         sampled.append(float(multi_positive_metrics(ranks, users, metric, k)["value"].iloc[0]))
-    theta = [float(t.mean()) for t in terms]
-    return _comparison(run_a, run_b, metric, k, theta, paired_difference(*theta, *terms, level),
+    return _comparison(run_a, run_b, metric, k, theta, paired_difference(*theta, *psi, level),
                        sampled[0] - sampled[1])
 
 

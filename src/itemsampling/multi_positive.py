@@ -258,18 +258,23 @@ def multi_positive_terms(sampled_ranks: ArrayLike, users: ArrayLike, n_items: in
                          ks: Iterable[int] | int = (1, 5, 10, 20, 50), *, method: str = "mn_mes",
                          order: ArrayLike | None = None, scheme: str = "hypergeometric",
                          n_groups: int | str | None = "auto", grid: str = "auto", seed: int = 0,
-                         **options) -> tuple[list[tuple[str, int]], np.ndarray]:
+                         influences: bool = False, **options) -> tuple:
     """The users' terms a_u Σ_i M̂_{f_i}(r_i) of :func:`estimate_multi_positive`, whose mean over
     users is the estimate: for paired comparisons of two models on the same users.
 
+    With ``influences``, also the users' influence values of its analytic interval: the terms,
+    plus the part through the fit for ``posterior_mle`` (whose mean over users is zero).
+
     Returns
     -------
-    (list of (str, int), numpy.ndarray)
+    (list of (str, int), numpy.ndarray[, numpy.ndarray])
         The (metric, K) pairs, K outer, and the terms, shape (M, pairs), users in sorted order of
-        their ids.
+        their ids (and the influence values, same shape).
     """
     fit = _Fit.build(method, metrics, ks, scheme, n_groups, grid, options)
-    return fit.terms(_Positives.build(sampled_ranks, users, n_items, sample_size, order, seed, fit.own_sizes))[:2]
+    out = fit.terms(_Positives.build(sampled_ranks, users, n_items, sample_size, order, seed, fit.own_sizes),
+                    influences=influences)
+    return out if influences else out[:2]
 
 
 @dataclass(frozen=True)
@@ -333,6 +338,8 @@ class _Fit:
         metrics, ks = _checked_targets(metrics, ks)
         if isinstance(n_groups, str) and n_groups != "auto":
             raise ValueError(f"n_groups must be a positive integer, None or 'auto', got {n_groups!r}")
+        if n_groups is not None and n_groups != "auto":
+            n_groups = check_positive_integer("n_groups", n_groups)
         if n_groups == "auto":
             n_groups = None if method == "posterior_mle" else DEFAULT_N_GROUPS
         if method in NOT_CARRIED_METHODS:
@@ -373,7 +380,7 @@ class _Fit:
             batch.fit_priors([self.est])
             per_rank = _corrected_targets(batch, self.est, targets)  # (G, n, T): M̂_f(r) per group
             values = per_rank[batch.groups.index, positives.ranks - 1]  # (P, T)
-        pairs, columns, fit_parts = [], [], []
+        pairs, columns, chosen, weights = [], [], [], []
         for k in self.ks:
             for metric in self.metrics:
                 live = shift < k if metric != "hit" else shift == 0
@@ -384,12 +391,12 @@ class _Fit:
                 term[live] = values[live, target[live]]
                 pairs.append((metric, k))
                 columns.append(np.bincount(uid, weights=term, minlength=p_u.size) * weight)
-                if influences and self.posterior:
-                    fit_parts.append(posterior.fit_influence(target, weight[uid] / p_u.size, uid))
+                chosen.append(target)
+                weights.append(weight[uid] / p_u.size)
         terms = np.column_stack(columns)
         if not influences:
             return pairs, terms, None
-        return pairs, terms, terms + np.column_stack(fit_parts) if fit_parts else terms
+        return pairs, terms, terms + posterior.fit_influences(chosen, weights, uid) if self.posterior else terms
 
 
 def _checked_targets(metrics, ks) -> tuple[list[str], list[int]]:
@@ -499,7 +506,7 @@ class _Posterior:
 
     @classmethod
     def fit(cls, batch: Batch, fit: Estimator, targets: _Targets, record: bool) -> _Posterior:
-        """The fit (with its EM steps when ``record``, for :meth:`fit_influence`) and the posteriors."""
+        """The fit (with its EM steps when ``record``, for :meth:`fit_influences`) and the posteriors."""
         trace = distributions.em_fits_of_checked(batch.checked, distributions.check_fits([(fit.method, dict(fit.options))]),
                                                  batch.scheme, batch.cache, record=record,
                                                  observations=batch.observations)[0]
@@ -511,23 +518,29 @@ class _Posterior:
         by_column = trace.kernel.rmatmat(prior[:, None] * weights) / trace.kernel.rmatvec(prior)[:, None]
         return cls(trace, prior, weights, by_column, by_column[trace.column_of_user])
 
-    def fit_influence(self, target: np.ndarray, weight: np.ndarray, uid: np.ndarray) -> np.ndarray:
-        """The part through the fit of each user's influence value on θ = Σ_i w_i g_{c_i}(f_{t_i})
-        (positive i's target ``target`` (-1: none) and weight ``weight``, a_u/M): the derivative
-        ∂θ/∂π = Σ_i w_i K(·, c_i) (f_{t_i} − g_{c_i}(f_{t_i})) / q_{c_i}, pushed through the EM
-        steps (:func:`itemsampling.intervals.em_fit_influence`, per positive), summed over each
-        user's positives and scaled from positives to users."""
+    def fit_influences(self, targets: list[np.ndarray], weights: list[np.ndarray], uid: np.ndarray) -> np.ndarray:
+        """``(M, m)``: the part through the fit of each user's influence value on each of m
+        θ = Σ_i w_i g_{c_i}(f_{t_i}) (positive i's target in ``targets`` (-1: none) and weight in
+        ``weights``, a_u/M). The derivative ∂θ/∂π = Σ_i w_i K(·, c_i) (f_{t_i} − g_{c_i}(f_{t_i})) / q_{c_i}
+        of every θ is pushed through the EM steps in one reverse pass
+        (:func:`itemsampling.intervals.em_fit_influence`, per positive), summed over each user's
+        positives and scaled from positives to users."""
         kernel, column = self.trace.kernel, self.trace.column_of_user
-        live = target >= 0
-        d, n_targets = self.by_column.shape
-        mass = np.zeros((d, n_targets))  # Σ_{i in c, t_i = t} w_i
-        np.add.at(mass, (column[live], target[live]), weight[live])
         q = kernel.rmatvec(self.prior)
-        spread = kernel.matmat(mass / q[:, None])  # (rows, T)
-        adjoint = ((spread * self.weights).sum(axis=1) - kernel.matvec((mass * self.by_column).sum(axis=1) / q))[:, None]
-        per_positive = em_fit_influence(self.trace, adjoint)[column, 0]  # P ∂θ/∂c_c, P positives
-        n_users = uid.max() + 1
-        return np.bincount(uid, weights=per_positive, minlength=n_users) * n_users / uid.size
+        adjoints = []
+        for target, weight in zip(targets, weights, strict=True):
+            live = target >= 0
+            used, slot = np.unique(target[live], return_inverse=True)  # the targets this θ takes
+            mass = np.zeros((q.size, used.size))  # Σ_{i in c, t_i = t} w_i
+            np.add.at(mass, (column[live], slot.reshape(-1)), weight[live])
+            spread = kernel.matmat(mass / q[:, None])  # (rows, targets)
+            adjoints.append((spread * self.weights[:, used]).sum(axis=1)
+                            - kernel.matvec((mass * self.by_column[:, used]).sum(axis=1) / q))
+        per_positive = em_fit_influence(self.trace, np.column_stack(adjoints))[column]  # P ∂θ/∂c_c, P positives
+        n_users = int(uid.max()) + 1
+        out = np.zeros((n_users, per_positive.shape[1]))
+        np.add.at(out, uid, per_positive)
+        return out * n_users / uid.size
 
 
 def _user_weight(metric: str, k: int, p_u: np.ndarray) -> np.ndarray:

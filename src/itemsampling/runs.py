@@ -226,7 +226,9 @@ def correct(run: Run, method: str = "mn_mes", metrics: Sequence[str] | str = ("r
     than the interval's are not used. A run with several positives per user is estimated
     positive by positive (:func:`itemsampling.multi_positive.estimate_multi_positive`, metrics
     of :data:`itemsampling.multi_positive.MULTI_METRICS`; its interval is over users, with the
-    fit of P̂(R) held fixed, or with ``interval_method="bootstrap"`` the refits' percentiles).
+    fit of P̂(R) held fixed but for ``posterior_mle``, whose influence values carry its fit, or
+    with ``interval_method="bootstrap"`` the refits' percentiles). ``posterior_mle`` keeps every
+    positive's own n and is for runs with several positives per user only.
 
     Parameters
     ----------
@@ -301,7 +303,7 @@ def check_supported(run: Run, method: str = "mn_mes") -> str:
         raise ValueError(f"method {method!r} does not estimate metrics with several positives per user "
                          f"(run {run.model!r}); use mn_mes (the default), posterior_mle (keeps every "
                          "positive's own n), mle, mes, bv, mn or rank_estimate")
-    if run.protocol != "several_positives" and method in OWN_SIZE_METHODS:
+    if run.protocol != "popularity" and not run.several_positives and method in OWN_SIZE_METHODS:
         raise ValueError(f"method {method!r} estimates runs with several positives per user; run {run.model!r} "
                          "has one per user: use mle (with one positive per user it is the same estimate at "
                          "the EM's fixed point) or mn_mes")
