@@ -238,7 +238,7 @@ def estimate_multi_positive(sampled_ranks: ArrayLike, users: ArrayLike, n_items:
     n_bootstrap = check_positive_integer("n_bootstrap", n_bootstrap)
     spec = None if interval is None else interval_spec(interval)  # the level, checked once, and its z
     fit = _Fit.build(method, metrics, ks, scheme, n_groups, grid, options)
-    positives = _Positives.build(sampled_ranks, users, n_items, sample_size, order, seed, fit.own_sizes)
+    positives = _Positives.build(sampled_ranks, users, n_items, sample_size, order, seed, fit.posterior)
     pairs, terms, influences = fit.terms(positives, influences=spec is not None and interval_method == "analytic")
     table = pd.DataFrame({"metric": [m for m, _ in pairs], "k": [k for _, k in pairs], "estimate": terms.mean(axis=0)})
     if spec is not None and interval_method == "analytic":
@@ -272,7 +272,7 @@ def multi_positive_terms(sampled_ranks: ArrayLike, users: ArrayLike, n_items: in
         their ids (and the influence values, same shape).
     """
     fit = _Fit.build(method, metrics, ks, scheme, n_groups, grid, options)
-    out = fit.terms(_Positives.build(sampled_ranks, users, n_items, sample_size, order, seed, fit.own_sizes),
+    out = fit.terms(_Positives.build(sampled_ranks, users, n_items, sample_size, order, seed, fit.posterior),
                     influences=influences)
     return out if influences else out[:2]
 
@@ -331,17 +331,17 @@ class _Fit:
     scheme: str
     n_groups: int | None
     grid: str
-    posterior: bool = False
+    posterior: bool = False  # posterior_mle: the positives keep their own n (:data:`OWN_SIZE_METHODS`)
 
     @classmethod
     def build(cls, method, metrics, ks, scheme, n_groups, grid, options) -> _Fit:
         metrics, ks = _checked_targets(metrics, ks)
-        if isinstance(n_groups, str) and n_groups != "auto":
+        if isinstance(n_groups, str) and n_groups == "auto":
+            n_groups = None if method in OWN_SIZE_METHODS else DEFAULT_N_GROUPS
+        elif isinstance(n_groups, str):
             raise ValueError(f"n_groups must be a positive integer, None or 'auto', got {n_groups!r}")
-        if n_groups is not None and n_groups != "auto":
+        elif n_groups is not None:
             n_groups = check_positive_integer("n_groups", n_groups)
-        if n_groups == "auto":
-            n_groups = None if method == "posterior_mle" else DEFAULT_N_GROUPS
         if method in NOT_CARRIED_METHODS:
             raise ValueError(f"method {method!r} does not estimate metrics with several positives; the "
                              "uncorrected metrics are multi_positive_metrics of the sampled ranks; use one of "
@@ -355,11 +355,6 @@ class _Fit:
                                  f"allowed: {', '.join(o for o in allowed if o not in ('scheme', 'n_groups', 'grid'))}")
             return cls(Estimator("adaptive_mle", options), metrics, ks, scheme, n_groups, grid, posterior=True)
         return cls(Estimator(method, options), metrics, ks, scheme, n_groups, grid)  # Estimator checks options
-
-    @property
-    def own_sizes(self) -> bool:
-        """Whether the positives keep their own n (else they are brought to the smallest)."""
-        return self.posterior
 
     def terms(self, positives: _Positives, cache: KernelCache | None = None,
               influences: bool = False) -> tuple[list[tuple[str, int]], np.ndarray, np.ndarray | None]:
@@ -380,7 +375,7 @@ class _Fit:
             batch.fit_priors([self.est])
             per_rank = _corrected_targets(batch, self.est, targets)  # (G, n, T): M̂_f(r) per group
             values = per_rank[batch.groups.index, positives.ranks - 1]  # (P, T)
-        pairs, columns, chosen, weights = [], [], [], []
+        pairs, columns, chosen, weights = [], [], [], []  # chosen, weights: the fit's part of the influences
         for k in self.ks:
             for metric in self.metrics:
                 live = shift < k if metric != "hit" else shift == 0
@@ -391,8 +386,9 @@ class _Fit:
                 term[live] = values[live, target[live]]
                 pairs.append((metric, k))
                 columns.append(np.bincount(uid, weights=term, minlength=p_u.size) * weight)
-                chosen.append(target)
-                weights.append(weight[uid] / p_u.size)
+                if influences and self.posterior:
+                    chosen.append(target)
+                    weights.append(weight[uid] / p_u.size)
         terms = np.column_stack(columns)
         if not influences:
             return pairs, terms, None
@@ -501,8 +497,8 @@ class _Posterior:
     trace: distributions.EMTrace
     prior: np.ndarray  # P̂ on the kernel's rows: the ranks 1..max N_g, or a grid's nodes (exact up to top)
     weights: np.ndarray  # (rows, T) f at the rows (zero beyond the largest cut-off)
+    mixture: np.ndarray  # (d,) q_c
     by_column: np.ndarray  # (d, T) g_c(f)
-    values: np.ndarray  # (P, T) g_c(f) at each positive's column
 
     @classmethod
     def fit(cls, batch: Batch, fit: Estimator, targets: _Targets, record: bool) -> _Posterior:
@@ -515,8 +511,13 @@ class _Posterior:
         nodes = batch.cache.nodes(top)
         weights = np.zeros((prior.size, targets.size))
         weights[: batch.cache.n_rows(top)] = targets.weights(np.arange(1, top + 1) if nodes is None else nodes)
-        by_column = trace.kernel.rmatmat(prior[:, None] * weights) / trace.kernel.rmatvec(prior)[:, None]
-        return cls(trace, prior, weights, by_column, by_column[trace.column_of_user])
+        mixture = trace.kernel.rmatvec(prior)
+        return cls(trace, prior, weights, mixture, trace.kernel.rmatmat(prior[:, None] * weights) / mixture[:, None])
+
+    @property
+    def values(self) -> np.ndarray:
+        """(P, T): g_c(f) at each positive's column."""
+        return self.by_column[self.trace.column_of_user]
 
     def fit_influences(self, targets: list[np.ndarray], weights: list[np.ndarray], uid: np.ndarray) -> np.ndarray:
         """``(M, m)``: the part through the fit of each user's influence value on each of m
@@ -525,8 +526,7 @@ class _Posterior:
         of every θ is pushed through the EM steps in one reverse pass
         (:func:`itemsampling.intervals.em_fit_influence`, per positive), summed over each user's
         positives and scaled from positives to users."""
-        kernel, column = self.trace.kernel, self.trace.column_of_user
-        q = kernel.rmatvec(self.prior)
+        kernel, column, q = self.trace.kernel, self.trace.column_of_user, self.mixture
         adjoints = []
         for target, weight in zip(targets, weights, strict=True):
             live = target >= 0

@@ -21,7 +21,7 @@ import argparse
 import sys
 
 from ..estimators import METHODS
-from ..multi_positive import MULTI_METHODS
+from ..multi_positive import OWN_SIZE_METHODS
 from ..runs import FORMATS, correct, read_run
 from ._common import check_output_file, plain_text
 from .estimate import parse_ks
@@ -33,7 +33,7 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     """The flags shared by ``correct`` and ``compare``: format, scores, N, method, metrics, K."""
     parser.add_argument("--format", required=True, choices=FORMATS, help="the run's file format")
     parser.add_argument("--n-items", type=int, metavar="N", help="catalogue size N (not for recbole)")
-    parser.add_argument("--method", default="mn_mes", choices=list(dict.fromkeys((*METHODS, *MULTI_METHODS))),
+    parser.add_argument("--method", default="mn_mes", choices=(*METHODS, *OWN_SIZE_METHODS),
                         help="estimator (default: %(default)s; posterior_mle for several positives per user)")
     parser.add_argument("--metric", action="append", metavar="NAME",
                         help="metric, repeatable (default: recall, ndcg)")
