@@ -37,6 +37,11 @@ def test_groups_are_contiguous_and_exact_for_equal_values():
         CandidateGroups.build(n_items, 7)
     with pytest.raises(ValueError, match="integers >= 2"):
         CandidateGroups.build(np.array([1, 5]), 2)
+    for bad in (0, -2, 1.5):  # checked with one N as well as with one N_u per user
+        with pytest.raises(ValueError, match="n_groups"):
+            CandidateGroups.build(400, 3, bad)
+        with pytest.raises(ValueError, match="n_groups"):
+            its.estimate(np.array([1, 2, 5]), 400, N_SAMPLE, "mle", metrics="recall", ks=[10], n_groups=bad)
 
 
 @pytest.mark.parametrize("method", [m for m in METHODS if m != "adaptive_mle"])

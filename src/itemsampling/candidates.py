@@ -99,9 +99,12 @@ class CandidateGroups:
         Raises
         ------
         ValueError
-            If ``n_items`` is not an integer >= 2 or an array of ``n_users`` such integers.
+            If ``n_items`` is not an integer >= 2 or an array of ``n_users`` such integers, or
+            ``n_groups`` is neither ``None`` nor a positive integer (checked for one N too).
         """
         arr = check_user_items(n_items, n_users)
+        if n_groups is not None:
+            check_positive_integer("n_groups", n_groups)
         if np.ndim(arr) == 0:
             return cls(np.zeros(n_users, dtype=np.int64), np.array([arr], dtype=np.int64),
                        np.array([n_users], dtype=np.int64))
