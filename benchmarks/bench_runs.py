@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 import itemsampling as its
+from itemsampling.positive_sampling import sample_union_ranks
 
 
 def main() -> None:
@@ -70,17 +71,16 @@ def main() -> None:
 
 def _ratio_split_run(users: int, n_items: int, rng) -> its.Run:
     """A RecBole uni100 run of a ratio split: 1-9 positives per user, 100 negatives drawn with
-    replacement for each from the user's other items, each positive ranked among the union."""
+    replacement for each from the user's other items, each positive ranked among the union
+    (:func:`itemsampling.positive_sampling.sample_union_ranks`)."""
     p_u = rng.integers(1, 10, users)
-    rows = []
-    for u, positives in enumerate(p_u):
-        pool = n_items - positives  # the user's non-relevant items
-        above = np.minimum(np.ceil(rng.lognormal(3.5, 1.5, positives)), pool).astype(int) - 1
-        drawn = np.unique(rng.integers(0, pool, 100 * positives))
-        ranks = 1 + np.searchsorted(drawn, above)  # the distinct draws among the items above
-        rows.append(pd.DataFrame({"user_id": u, "rank": ranks, "n_candidates": drawn.size + 1,
-                                  "n_items": n_items, "n_positives": positives, "mode": "uni100"}))
-    return its.read_run(pd.concat(rows, ignore_index=True), "recbole", model="ratio")
+    user_ids = np.repeat(np.arange(users), p_u)
+    pool = n_items - p_u[user_ids]  # each user's non-relevant items
+    negative_ranks = np.minimum(np.ceil(rng.lognormal(3.5, 1.5, user_ids.size)), pool).astype(int)
+    ranks, sizes = sample_union_ranks(negative_ranks, user_ids, n_items, p_u[user_ids], 100, rng=rng)
+    table = pd.DataFrame({"user_id": user_ids, "rank": ranks, "n_candidates": sizes, "n_items": n_items,
+                          "n_positives": p_u[user_ids], "mode": "uni100"})
+    return its.read_run(table, "recbole", model="ratio")
 
 
 if __name__ == "__main__":

@@ -14,7 +14,11 @@ from itemsampling.cli import main
 from itemsampling.data.splits import all_interactions, ratio_held_out_counts, ratio_split
 from itemsampling.kernels import rank_kernel
 from itemsampling.multi_positive import multi_positive_metrics
-from itemsampling.positive_sampling import compare_sampled_metrics, sample_positive_ranks
+from itemsampling.positive_sampling import (
+    compare_sampled_metrics,
+    sample_positive_ranks,
+    sample_union_ranks,
+)
 from itemsampling.ranks import positive_ranks_from_scores, ranks_from_scores
 
 
@@ -181,6 +185,32 @@ def test_each_marginal_is_the_kernel(design, replace):
         assert (np.diff(r, axis=1) < 0).any()
 
 
+@pytest.mark.parametrize("replace", [True, False])
+def test_union_design_matches_recbole_style_draws(replace):
+    """RecBole's uniN drawn item by item (per_positive draws for each of the user's positives,
+    from its negatives, the union ranked, repeats merged) against sample_union_ranks: the same
+    joint law of the positives' ranks and their common n."""
+    n_neg, per_positive, repeats = 9, 2, 30000
+    negative_ranks = np.array([2, 4, 8])  # 3 positives among 9 negatives (N_u = 12)
+    rng = np.random.default_rng(21)
+    brute = []
+    for _ in range(repeats):
+        drawn = np.unique(rng.choice(n_neg, negative_ranks.size * per_positive, replace=replace))
+        brute.append((*(1 + np.searchsorted(drawn, negative_ranks - 1)), drawn.size + 1))
+    r, n = sample_union_ranks(np.tile(negative_ranks, repeats), np.repeat(np.arange(repeats), 3), 12, 3,
+                              per_positive, replace=replace, rng=22)
+    assert np.all(n.reshape(repeats, 3) == n[::3, None])  # one n per user
+    ours = pd.Series(list(map(tuple, np.column_stack([r.reshape(repeats, 3), n[::3]])))).value_counts(normalize=True)
+    theirs = pd.Series(brute).value_counts(normalize=True)
+    assert all(key in theirs.index for key in ours.index[ours >= 5 / repeats])  # no law of its own
+    for key, p in theirs.items():
+        assert abs(ours.get(key, 0.0) - p) < 4.5 * np.sqrt(p * (1 - p) / repeats) + 2 / repeats, key
+    if not replace:
+        assert np.all(n == 3 * per_positive + 1)
+    else:
+        assert n.min() < n.max() == 3 * per_positive + 1
+
+
 def test_per_positive_design_matches_brute_force_sampling():
     """Drawing each positive's negatives from a tiny score matrix gives the same law."""
     rng = np.random.default_rng(8)
@@ -253,3 +283,7 @@ def test_bad_sampling_input_is_named():
         sample_positive_ranks([1, 2], [0, 0], 8, 3, 3)
     with pytest.raises(ValueError, match="ratio ranks file"):
         compare_sampled_metrics(pd.DataFrame({"user": [0], "rank": [1]}), 3)
+    with pytest.raises(ValueError, match="exceed its 6 negatives"):
+        sample_union_ranks([1, 2], [0, 0], 8, 2, 4, replace=False)
+    with pytest.raises(ValueError, match="per_positive"):
+        sample_union_ranks([1, 2], [0, 0], 8, 2, 0)

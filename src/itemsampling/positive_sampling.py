@@ -28,6 +28,12 @@ scores of all of a user's rows into one row of the item matrix
 is ranked among the union of all negatives drawn for the user's positives (duplicates merged)
 and the user's other positives. That is the ``shared`` design with up to P_u N distinct
 negatives, the positives counted as in :func:`itemsampling.multi_positive.positions`.
+:func:`sample_union_ranks` draws it: the number D_u of distinct negatives among the P_u N
+draws is sampled first (with replacement: each draw is new with probability 1 - d/G, d the
+distinct ones so far, G = N_u - P_u; without replacement D_u = P_u N); given D_u the distinct
+negatives are a uniform subset of the user's negatives, so the ranks are the ``shared`` design
+with D_u negatives drawn without replacement, and every positive of u has n = D_u + 1
+candidates (itself and the negatives).
 
 From sampled ranks, :func:`itemsampling.multi_positive.multi_positive_metrics` gives the
 uncorrected sampled metrics (each positive at r_i plus the positives above it, as RecBole
@@ -50,7 +56,7 @@ from .multi_positive import (
     positions,
 )
 
-__all__ = ["DESIGNS", "compare_sampled_metrics", "sample_positive_ranks"]
+__all__ = ["DESIGNS", "compare_sampled_metrics", "sample_positive_ranks", "sample_union_ranks"]
 
 #: how the negatives of a user's positives are drawn (see the module docstring)
 DESIGNS = ("per_positive", "shared")
@@ -126,15 +132,74 @@ def sample_positive_ranks(negative_ranks: ArrayLike, users: ArrayLike, n_candida
         if replace:
             return 1 + gen.binomial(m, above / pool)
         return 1 + gen.hypergeometric(above, pool - above, np.full(ranks.size, m))
-    # shared: sequential draws over the gaps between a user's positives sorted by R
-    order = np.lexsort((ranks, uid))
+    return _shared_ranks(above, uid, pool, np.full(uid.max() + 1, m, dtype=np.int64), replace, gen)
+
+
+def sample_union_ranks(negative_ranks: ArrayLike, users: ArrayLike, n_candidates: ArrayLike,
+                       n_positives: ArrayLike, per_positive: int, *, replace: bool = True,
+                       rng=None) -> tuple[np.ndarray, np.ndarray]:
+    """Sampled ranks among the union of the negatives drawn for a user's positives (RecBole ``uniN``).
+
+    Each of user u's P_u positives gets ``per_positive`` = N draws from the user's G_u = N_u - P_u
+    negatives; every positive is ranked among the union of all P_u N draws, repeated items
+    merged (module docstring). The number of distinct negatives D_u varies with the user, so each
+    positive's candidate count n = D_u + 1 is returned with its rank.
+
+    Parameters
+    ----------
+    negative_ranks, users, n_candidates, n_positives
+        As :func:`sample_positive_ranks`.
+    per_positive : int
+        N, the draws per positive (RecBole's ``sample_num``).
+    replace : bool
+        Draw with replacement, as RecBole does (default; D_u <= P_u N), or without (D_u = P_u N,
+        at most G_u).
+    rng : numpy.random.Generator, int or None
+        Randomness.
+
+    Returns
+    -------
+    ranks : numpy.ndarray
+        int64 r_i in 1..n_i, in the input order.
+    sample_sizes : numpy.ndarray
+        int64 n_i = D_u + 1 of each positive.
+    """
+    m = check_positive_integer("per_positive", per_positive)
+    ranks, uid, pool = _check_ranks(negative_ranks, users, n_candidates, n_positives)
+    first = np.zeros(uid.max() + 1, dtype=np.int64)
+    first[uid[::-1]] = np.arange(uid.size)[::-1]
+    user_pool = pool[first]
+    draws = m * np.bincount(uid)
+    if not replace and np.any(draws > user_pool):
+        raise ValueError(f"per_positive = {m} draws for each of a user's positives exceed its {int(user_pool.min())} "
+                         "negatives; draw with replace=True or fewer negatives")
+    gen = as_generator(rng)
+    distinct = draws if not replace else _distinct_draws(draws, user_pool, gen)
+    return _shared_ranks(ranks - 1, uid, pool, distinct, False, gen), distinct[uid] + 1
+
+
+def _distinct_draws(draws: np.ndarray, pool: np.ndarray, gen: np.random.Generator) -> np.ndarray:
+    """Distinct items among ``draws[u]`` uniform draws with replacement from ``pool[u]`` items:
+    draw t is new with probability 1 - d/G (d distinct so far), one Bernoulli per draw."""
+    distinct = np.zeros(draws.size, dtype=np.int64)
+    for t in range(int(draws.max())):
+        live = np.flatnonzero(draws > t)
+        distinct[live] += gen.random(live.size) < 1.0 - distinct[live] / pool[live]
+    return distinct
+
+
+def _shared_ranks(above: np.ndarray, uid: np.ndarray, pool: np.ndarray, draws: np.ndarray, replace: bool,
+                  gen: np.random.Generator) -> np.ndarray:
+    """The ``shared`` design: ``draws[u]`` negatives per user placed in the gaps between its
+    positives sorted by R, gap by gap (module docstring)."""
+    order = np.lexsort((above, uid))
     sorted_uid, sorted_above = uid[order], above[order]
     starts = np.r_[0, np.flatnonzero(np.diff(sorted_uid)) + 1]
-    counts = np.diff(np.r_[starts, ranks.size])
-    left = np.full(starts.size, m, dtype=np.int64)       # draws not yet placed, per user
+    counts = np.diff(np.r_[starts, above.size])
+    left = draws[sorted_uid[starts]].copy()               # draws not yet placed, per user
     placed_above = np.zeros(starts.size, dtype=np.int64)  # negatives above the previous positive
     drawn_above = np.zeros(starts.size, dtype=np.int64)   # draws among them
-    out = np.empty(ranks.size, dtype=np.int64)
+    out = np.empty(above.size, dtype=np.int64)
     user_pool = pool[order][starts]
     for j in range(int(counts.max())):
         live = np.flatnonzero(counts > j)
