@@ -221,9 +221,11 @@ def correct(run: Run, method: str = "mn_mes", metrics: Sequence[str] | str = ("r
     uniform sampling without replacement, binomial with replacement. Users with different
     candidate counts are first thinned to the smallest (:func:`thin`). A popularity-sampled run
     has no kernel: its metrics are taken at the Hansen–Hurwitz rank estimates it carries
-    (:func:`itemsampling.nonuniform.corrected_estimate`, KDD'20 eq. 20's plug-in rule); any
-    ``method`` other than the default or ``hansen_hurwitz`` is warned about, and ``options`` other
-    than the interval's are not used. A run with several positives per user is estimated
+    (:func:`itemsampling.nonuniform.corrected_estimate`, KDD'20 eq. 20's plug-in rule), unbiased
+    for the rank but not for a metric at a cut-off, which it overstates; its interval covers the
+    users' sampling, not that bias (``docs/frameworks.md`` measures both against RecBole's full
+    ranking). Any ``method`` other than the default or ``hansen_hurwitz`` is warned about, and
+    ``options`` other than the interval's are not used. A run with several positives per user is estimated
     positive by positive (:func:`itemsampling.multi_positive.estimate_multi_positive`, metrics
     of :data:`itemsampling.multi_positive.MULTI_METRICS`; its interval is over users, with the
     fit of P̂(R) held fixed but for ``posterior_mle``, whose influence values carry its fit, or
