@@ -103,9 +103,9 @@ class CandidateGroups:
             ``n_groups`` is neither ``None`` nor a positive integer (checked for one N too).
         """
         arr = check_user_items(n_items, n_users)
-        if n_groups is not None:
-            check_positive_integer("n_groups", n_groups)
-        if np.ndim(arr) == 0:
+        if np.ndim(arr) == 0:  # one group; item_groups checks n_groups on the other path
+            if n_groups is not None:
+                check_positive_integer("n_groups", n_groups)
             return cls(np.zeros(n_users, dtype=np.int64), np.array([arr], dtype=np.int64),
                        np.array([n_users], dtype=np.int64))
         index, group_n = item_groups(arr, n_groups)

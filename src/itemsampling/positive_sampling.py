@@ -166,9 +166,8 @@ def sample_union_ranks(negative_ranks: ArrayLike, users: ArrayLike, n_candidates
     """
     m = check_positive_integer("per_positive", per_positive)
     ranks, uid, pool = _check_ranks(negative_ranks, users, n_candidates, n_positives)
-    first = np.zeros(uid.max() + 1, dtype=np.int64)
-    first[uid[::-1]] = np.arange(uid.size)[::-1]
-    user_pool = pool[first]
+    user_pool = np.empty(uid.max() + 1, dtype=np.int64)
+    user_pool[uid] = pool  # the same on every row of a user (checked)
     draws = m * np.bincount(uid)
     if not replace and np.any(draws > user_pool):
         raise ValueError(f"per_positive = {m} draws for each of a user's positives exceed its {int(user_pool.min())} "
