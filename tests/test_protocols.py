@@ -121,6 +121,41 @@ def test_corrected_auc_is_unbiased_and_recall_plugin_bias_is_measured():
     assert set(est.columns) == {"metric", "k", "estimate", "se", "lower", "upper"}
 
 
+def test_popularity_draws_cannot_tell_apart_two_populations_that_uniform_draws_can():
+    """docs/estimators.md, "Why a model of A_u fitted from the run itself does not rescue a cut-off
+    metric": the numbers of its example, from the exact laws of the draws above each target."""
+    from scipy.stats import binom
+
+    m, users, share, k = 100, 6040, 0.1, 10
+    counts = np.arange(m + 1)
+    global_a = np.full(users, 2)  # one item above every target
+    global_b = np.where(np.arange(users) < share * users, 1 + k, 1)  # k above one target in ten
+    recall = [its.global_metrics(g, 3706, "recall", [5])["value"].iloc[0] for g in (global_a, global_b)]
+    assert recall == pytest.approx([1.0, 0.9])
+    assert (global_a - 1).mean() == pytest.approx((global_b - 1).mean())
+
+    def laws(p):  # per user: P(C = c), C the number of draws above the target
+        law_a = binom.pmf(counts, m, p)
+        law_b = (1 - share) * (counts == 0) + share * binom.pmf(counts, m, k * p)
+        return law_a, law_b
+
+    law_a, law_b = laws(1e-5)  # popularity draws: items of p = 1e-5
+    assert users * law_a[1] == pytest.approx(6.03, abs=0.005)
+    assert users * law_b[1] == pytest.approx(5.98, abs=0.005)
+    assert users * law_a[2:].sum() == pytest.approx(0.003, abs=5e-4)
+    assert users * law_b[2:].sum() == pytest.approx(0.030, abs=5e-4)
+    per_user_tv = 0.5 * np.abs(law_a - law_b).sum()
+    assert per_user_tv == pytest.approx(8.9e-6, abs=5e-8)
+    assert users * per_user_tv <= 0.054  # TV of a product law <= the sum of the per-user TVs
+    assert (1 - users * per_user_tv) / 2 >= 0.47  # the error of any test between the two
+
+    law_a, law_b = laws(1 / 3705)  # uniform draws from N - 1 = 3,705 items
+    assert users * law_a[2:].sum() == pytest.approx(2.1, abs=0.05)
+    assert users * law_b[2:].sum() == pytest.approx(18.3, abs=0.05)
+    affinity = np.sqrt(law_a * law_b).sum() ** users  # Bhattacharyya coefficient of the product laws
+    assert 1 - affinity >= 0.99  # TV >= 1 - BC
+
+
 def test_corrected_estimate_bootstrap_interval_contains_estimate():
     rhat = np.random.default_rng(0).uniform(1, 50, 500)
     t = nu.corrected_estimate(rhat, 100, "ndcg", [10], interval=0.9, interval_method="bootstrap")
