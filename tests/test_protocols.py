@@ -140,6 +140,8 @@ def test_popularity_draws_cannot_tell_apart_two_populations_that_uniform_draws_c
         return law_a, law_b
 
     law_a, law_b = laws(1e-5)  # popularity draws: items of p = 1e-5
+    # the plug-in Recall@5: a user with a draw above gets R̂ >= 1 + 1/(m p) > 5, so it is P(C = 0)
+    assert law_a[0] == pytest.approx(0.999, abs=5e-5) and law_b[0] == pytest.approx(0.999, abs=5e-5)
     assert users * law_a[1] == pytest.approx(6.03, abs=0.005)
     assert users * law_b[1] == pytest.approx(5.98, abs=0.005)
     assert users * law_a[2:].sum() == pytest.approx(0.003, abs=5e-4)
@@ -154,6 +156,24 @@ def test_popularity_draws_cannot_tell_apart_two_populations_that_uniform_draws_c
     assert users * law_b[2:].sum() == pytest.approx(18.3, abs=0.05)
     affinity = np.sqrt(law_a * law_b).sum() ** users  # Bhattacharyya coefficient of the product laws
     assert 1 - affinity >= 0.99  # TV >= 1 - BC
+
+
+def test_hansen_hurwitz_rank_given_the_draws_above_is_their_count_over_the_mean_probability():
+    """docs/estimators.md: given C draws above the target and the set A above it,
+    E[R̂ - 1] = C (R - 1)/(m θ), θ = Σ_{j∈A} p_j (Monte Carlo through the package's draws)."""
+    counts, above = _catalogue(4)
+    p = nu.popularity_probabilities(counts)
+    m, runs = 20, 200_000
+    draws = nu.draw_negatives(runs, m, 9, probabilities=p)
+    hits = above[draws]
+    excess = nu.hansen_hurwitz_rank(hits, p[draws]) - 1
+    drawn_above = hits.sum(axis=1)
+    theta = p[above].sum()
+    for c in (1, 2, 3):
+        sel = excess[drawn_above == c]
+        assert sel.size > 1000
+        expected = c * above.sum() / (m * theta)
+        assert abs(sel.mean() - expected) < 4 * sel.std() / np.sqrt(sel.size)
 
 
 def test_corrected_estimate_bootstrap_interval_contains_estimate():
